@@ -1,0 +1,55 @@
+# alp — the two commands a new machine needs are `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint typecheck unit integration e2e chaos fuzz bench runtimes openrpc clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## alpd in the foreground on the embedded defaults (~/.alp, the default socket)
+run: $(STAMP)
+	$(BIN)/alpd
+
+## lint + type check + the whole suite (unit, integration, fuzz, chaos, e2e with the real CLIs)
+test: $(STAMP) runtimes lint typecheck
+	$(BIN)/python -m pytest -q tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check alpd alpctl protocol tests bench
+	$(BIN)/ruff format --check alpd alpctl protocol tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+## the real claude and codex CLIs, pinned, cached outside the checkout
+runtimes:
+	bash tests/e2e/install_runtimes.sh
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit tests/fuzz
+
+integration: $(STAMP)
+	$(BIN)/python -m pytest -q tests/integration
+
+e2e: $(STAMP) runtimes
+	$(BIN)/python -m pytest -q tests/e2e
+
+## more kill -9 cycles than the suite runs
+chaos: $(STAMP)
+	ALP_CHAOS_CYCLES=200 $(BIN)/python -m pytest -q tests/chaos
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+## regenerate the checked-in OpenRPC document from the wire types
+openrpc: $(STAMP)
+	$(BIN)/python -m protocol.openrpc > protocol/openrpc.json
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,107 @@
+"""Domain errors: one exception class per error name of the wire contract.
+
+Raised anywhere in alpd (domain, store, services); translated to a JSON-RPC error object
+in exactly one place (`alpd.rpc.dispatch`). `data` carries details a client can act on
+(the busy root, the current revision …) and never a traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from protocol.errors import DOMAIN_ERRORS
+
+
+class AlpError(Exception):
+    """Base of every error a caller can cause; `name` is its wire name."""
+
+    name: ClassVar[str] = "INTERNAL"
+
+    def __init__(self, message: str | None = None, **data: Any) -> None:
+        self.message = message or DOMAIN_ERRORS[self.name][1]
+        self.data = data
+        super().__init__(self.message)
+
+    @property
+    def code(self) -> int:
+        return DOMAIN_ERRORS[self.name][0]
+
+
+class ThreadNotFound(AlpError):
+    name = "THREAD_NOT_FOUND"
+
+
+class ThreadBusy(AlpError):
+    name = "THREAD_BUSY"
+
+
+class ThreadRevisionConflict(AlpError):
+    name = "THREAD_REVISION_CONFLICT"
+
+
+class ThreadClosed(AlpError):
+    name = "THREAD_CLOSED"
+
+
+class ThreadNotClosed(AlpError):
+    name = "THREAD_NOT_CLOSED"
+
+
+class ThreadContextTampered(AlpError):
+    name = "THREAD_CONTEXT_TAMPERED"
+
+
+class ThreadExecutionBindingMismatch(AlpError):
+    name = "THREAD_EXECUTION_BINDING_MISMATCH"
+
+
+class ExecutionNotFound(AlpError):
+    name = "EXECUTION_NOT_FOUND"
+
+
+class ExecutionSettled(AlpError):
+    name = "EXECUTION_SETTLED"
+
+
+class ExecutionNotRunning(AlpError):
+    name = "EXECUTION_NOT_RUNNING"
+
+
+class RuntimeNotFound(AlpError):
+    name = "RUNTIME_NOT_FOUND"
+
+
+class RuntimeUnavailable(AlpError):
+    name = "RUNTIME_UNAVAILABLE"
+
+
+class AgentNotFound(AlpError):
+    name = "AGENT_NOT_FOUND"
+
+
+class DelegationDenied(AlpError):
+    name = "DELEGATION_DENIED"
+
+
+class PermissionDenied(AlpError):
+    name = "PERMISSION_DENIED"
+
+
+class PinOutsideExecution(AlpError):
+    name = "PIN_OUTSIDE_EXECUTION"
+
+
+class InvalidArgument(AlpError):
+    name = "INVALID_ARGUMENT"
+
+
+class StorageFull(AlpError):
+    name = "STORAGE_FULL"
+
+
+class ShuttingDown(AlpError):
+    name = "SHUTTING_DOWN"
+
+
+class SpawnFailed(AlpError):
+    name = "SPAWN_FAILED"

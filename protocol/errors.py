@@ -1,0 +1,58 @@
+"""The error table of the wire contract: names and stable integer codes.
+
+Stdlib only, so the thin client can import it without paying for msgspec.
+
+Compatibility rule: a name never changes its code and is never renamed; new names are
+appended with new codes. JSON-RPC's own codes (-32700 … -32603) keep their spec meaning.
+Domain codes live outside the reserved range -32768..-32000 (DESIGN §5): 1xxx are thread
+and execution errors, 2xxx are limits of the transport, 3xxx are runtime and supervision.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+
+#: name -> (code, default human message). Append only.
+DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
+    "THREAD_NOT_FOUND": (1001, "no such thread"),
+    "THREAD_BUSY": (1002, "the thread already has an unsettled root"),
+    "THREAD_REVISION_CONFLICT": (1003, "the thread moved on since the revision you read"),
+    "THREAD_CLOSED": (1004, "the thread is closed"),
+    "THREAD_NOT_CLOSED": (1005, "only a closed thread can be archived"),
+    "THREAD_CONTEXT_TAMPERED": (1006, "a stored context snapshot no longer matches its digest"),
+    "THREAD_EXECUTION_BINDING_MISMATCH": (1007, "the execution is not a root of this thread"),
+    "EXECUTION_NOT_FOUND": (1008, "no such execution"),
+    "EXECUTION_SETTLED": (1009, "the execution has already settled"),
+    "RUNTIME_NOT_FOUND": (1010, "no such runtime"),
+    "RUNTIME_UNAVAILABLE": (1011, "the runtime's program could not be found"),
+    "AGENT_NOT_FOUND": (1012, "no such agent"),
+    "DELEGATION_DENIED": (1013, "the agent is not in this execution's delegatesTo"),
+    "PERMISSION_DENIED": (1014, "the caller is not the owner"),
+    "PIN_OUTSIDE_EXECUTION": (1015, "the caller is not inside a running execution's process tree"),
+    "HANDOFF_LOOP": (1016, "the handoff chain is too deep"),
+    "HANDOFF_RATE_LIMITED": (1017, "too many handoffs between these threads"),
+    "HANDOFF_DENIED": (1018, "the handoff is not allowed"),
+    "EXECUTION_NOT_RUNNING": (1019, "the execution is not running"),
+    "INVALID_ARGUMENT": (1020, "an argument is not valid"),
+    "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
+    "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
+    "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),
+    "FRAME_TIMEOUT": (2004, "a partial message stalled past the deadline"),
+    "SUBSCRIBER_TOO_SLOW": (2005, "the subscriber fell too far behind and was dropped"),
+    "STORAGE_FULL": (2006, "the state database is full"),
+    "SHUTTING_DOWN": (2007, "the daemon is shutting down"),
+    "SPAWN_FAILED": (3001, "the runtime could not be started"),
+}
+
+CODE_TO_NAME: Final[dict[int, str]] = {code: name for name, (code, _) in DOMAIN_ERRORS.items()}
+
+
+def code_of(name: str) -> int:
+    """The stable code for an error name (KeyError for an unknown name)."""
+    return DOMAIN_ERRORS[name][0]
