@@ -1,0 +1,126 @@
+"""Who is on the other end of a Unix socket, as the kernel tells it.
+
+The daemon authorizes every connection on the peer's uid (DESIGN §7, invariant 10) and the
+thin client checks the daemon's uid the same way, which defeats someone squatting the socket
+path (research/DAEMON.md §2.1). Credentials are read once, right after `accept()`/`connect()`,
+into typed fields and never re-parsed from text (the snapd "dirty_sock" lesson).
+
+The byte layouts are parsed by pure functions so both platforms' code paths are tested on any
+machine; `read_peer_credentials` is the thin IO wrapper around them. Stdlib only: the thin
+client imports this module.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import sys
+from dataclasses import dataclass
+
+__all__ = [
+    "PeerCredentials",
+    "PeerCredentialsUnavailable",
+    "parse_linux_ucred",
+    "parse_xucred",
+    "read_peer_credentials",
+]
+
+# Linux `struct ucred { pid_t pid; uid_t uid; gid_t gid; }`. uid/gid unsigned so that a real
+# uid above 2**31 is not read as negative.
+_UCRED = struct.Struct("=iII")
+
+# macOS `struct xucred { u_int cr_version; uid_t cr_uid; short cr_ngroups;
+# gid_t cr_groups[NGROUPS]; }` with NGROUPS = 16. The short is followed by two bytes of
+# padding so the gid array is 4-aligned; spelled out (`2x`) instead of relying on "@" so the
+# parse is the same on every machine that runs the tests.
+_XUCRED = struct.Struct("=IIh2x16I")
+_XUCRED_VERSION = 0
+_PID = struct.Struct("=i")
+
+# CPython does not export these on macOS (values from <sys/un.h>).
+_SOL_LOCAL = 0
+_LOCAL_PEERCRED = 1
+_LOCAL_PEERPID = 2
+
+# What the kernel reports for "no credentials" (an unconnected socket): (uid_t)-1.
+_NO_ID = 0xFFFFFFFF
+
+
+class PeerCredentialsUnavailable(Exception):
+    """The kernel gave no usable credentials for the peer; the caller must refuse it."""
+
+
+@dataclass(frozen=True, slots=True)
+class PeerCredentials:
+    """The peer's pid, uid and gid at connect time.
+
+    `pid` is 0 when the kernel cannot name the process (a peer in another pid namespace, or
+    macOS before LOCAL_PEERPID). Authorize on `uid`; use `pid` for logs and process-tree
+    checks only, since pids are reused.
+    """
+
+    pid: int
+    uid: int
+    gid: int
+
+
+def parse_linux_ucred(raw: bytes) -> PeerCredentials:
+    """Decode the bytes of `getsockopt(SOL_SOCKET, SO_PEERCRED)`."""
+    if len(raw) != _UCRED.size:
+        raise PeerCredentialsUnavailable(
+            f"SO_PEERCRED returned {len(raw)} bytes, expected {_UCRED.size}"
+        )
+    pid, uid, gid = _UCRED.unpack(raw)
+    if uid == _NO_ID or gid == _NO_ID:
+        raise PeerCredentialsUnavailable("SO_PEERCRED has no credentials (socket not connected?)")
+    return PeerCredentials(pid=max(pid, 0), uid=uid, gid=gid)
+
+
+def parse_xucred(raw: bytes, pid_raw: bytes) -> PeerCredentials:
+    """Decode `LOCAL_PEERCRED` (a `struct xucred`) plus `LOCAL_PEERPID` (a `pid_t`).
+
+    `pid_raw` may be empty when LOCAL_PEERPID is unavailable; the result then has what
+    `getpeereid()` gives (uid, and the effective gid `cr_groups[0]`) and pid 0.
+    """
+    if len(raw) != _XUCRED.size:
+        raise PeerCredentialsUnavailable(
+            f"LOCAL_PEERCRED returned {len(raw)} bytes, expected {_XUCRED.size}"
+        )
+    version, uid, ngroups, *groups = _XUCRED.unpack(raw)
+    if version != _XUCRED_VERSION:
+        raise PeerCredentialsUnavailable(f"unknown xucred version {version}")
+    if ngroups < 1:
+        # getpeereid() takes the gid from cr_groups[0]; without it there is no gid to report.
+        raise PeerCredentialsUnavailable("xucred carries no groups")
+    pid = 0
+    if pid_raw:
+        if len(pid_raw) != _PID.size:
+            raise PeerCredentialsUnavailable(
+                f"LOCAL_PEERPID returned {len(pid_raw)} bytes, expected {_PID.size}"
+            )
+        (pid,) = _PID.unpack(pid_raw)
+    return PeerCredentials(pid=max(pid, 0), uid=uid, gid=groups[0])
+
+
+def read_peer_credentials(sock: socket.socket) -> PeerCredentials:
+    """The credentials of the process connected to `sock` (an AF_UNIX stream socket).
+
+    Raises `PeerCredentialsUnavailable` whenever the kernel gives nothing usable, so that a
+    lookup failure can never be mistaken for permission (polkit CVE-2021-3560).
+    """
+    try:
+        if sys.platform == "linux":
+            return parse_linux_ucred(
+                sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
+            )
+        if sys.platform == "darwin":
+            raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED.size)
+            try:
+                pid_raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERPID, _PID.size)
+            except OSError:
+                # Only macOS < 10.8 lacks LOCAL_PEERPID; uid/gid still decide.
+                pid_raw = b""
+            return parse_xucred(raw, pid_raw)
+    except OSError as exc:
+        raise PeerCredentialsUnavailable(f"cannot read peer credentials: {exc}") from exc
+    raise PeerCredentialsUnavailable(f"peer credentials are not supported on {sys.platform}")
