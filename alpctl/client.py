@@ -1,0 +1,162 @@
+"""A blocking JSON-RPC client over the daemon's Unix socket. Stdlib only (plus the stdlib-only
+parts of `protocol` and `alpd.paths`/`alpd.rpc.peercred`), because every CLI call pays for
+what it imports: a stdlib client starts in about 26 ms here, `import msgspec` alone costs 27.
+
+It checks the daemon's uid before sending anything, so a socket squatted by another user
+is refused (bitcoind's documented port-squatting risk; getpeereid works both ways).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from alpd.rpc.peercred import PeerCredentialsUnavailable, read_peer_credentials
+from protocol.errors import CODE_TO_NAME
+
+
+class DaemonUnreachable(Exception):
+    """No daemon answers on the socket (and none could be started)."""
+
+    def __init__(self, socket_path: Path, reason: str) -> None:
+        super().__init__(reason)
+        self.socket_path = socket_path
+        self.reason = reason
+
+
+class ForeignDaemon(Exception):
+    """The socket is served by another user: never talk to it."""
+
+
+class RpcError(Exception):
+    """An error reply; `name` is the symbolic name of the wire contract when there is one."""
+
+    def __init__(self, code: int, message: str, data: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data if isinstance(data, dict) else {}
+        self.name = self.data.get("name") or CODE_TO_NAME.get(code) or f"JSONRPC_{code}"
+
+
+class Client:
+    def __init__(self, socket_path: Path, sock: socket.socket) -> None:
+        self.socket_path = socket_path
+        self._sock = sock
+        self._reader = sock.makefile("rb")
+        self._next_id = 1
+
+    @classmethod
+    def connect(cls, socket_path: Path) -> Client:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(socket_path))
+        except OSError as exc:
+            sock.close()
+            raise DaemonUnreachable(socket_path, exc.strerror or str(exc)) from exc
+        try:
+            server = read_peer_credentials(sock)
+        except PeerCredentialsUnavailable as exc:
+            sock.close()
+            raise ForeignDaemon(f"cannot verify who serves {socket_path}") from exc
+        if server.uid != os.getuid():
+            sock.close()
+            raise ForeignDaemon(
+                f"{socket_path} is served by uid {server.uid}, not you (uid {os.getuid()}); "
+                "refusing to talk to it"
+            )
+        return cls(socket_path, sock)
+
+    def close(self) -> None:
+        self._reader.close()
+        self._sock.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        request_id = self._next_id
+        self._next_id += 1
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
+        self._send(message)
+        while True:
+            reply = self._receive()
+            if "method" in reply:  # a notification that raced the reply
+                continue
+            if "error" in reply:
+                error = reply["error"]
+                raise RpcError(error.get("code", 0), error.get("message", ""), error.get("data"))
+            return reply.get("result")
+
+    def notifications(self) -> Iterator[dict[str, Any]]:
+        while True:
+            reply = self._receive()
+            if "method" in reply:
+                yield reply
+
+    def _send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        try:
+            self._sock.sendall(data)
+        except OSError as exc:
+            raise DaemonUnreachable(self.socket_path, f"connection lost: {exc}") from exc
+
+    def _receive(self) -> dict[str, Any]:
+        try:
+            line = self._reader.readline()
+        except OSError as exc:
+            raise DaemonUnreachable(self.socket_path, f"connection lost: {exc}") from exc
+        if not line:
+            raise DaemonUnreachable(self.socket_path, "the daemon closed the connection")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+
+def start_daemon(home: Path | None, socket_path: Path, timeout: float = 10.0) -> int:
+    """Start alpd in the background on the same home and socket; return its pid once it answers.
+
+    Its output goes to `HOME/alpd.log`; it runs in its own session so closing this terminal
+    does not end it (as gpg starts gpg-agent).
+    """
+    command = [sys.executable, "-m", "alpd", "--socket", str(socket_path)]
+    log_dir = (
+        home if home is not None else Path(os.environ.get("ALP_HOME") or "~/.alp").expanduser()
+    )
+    if home is not None:
+        command += ["--home", str(home)]
+    log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    log_fd = os.open(log_dir / "alpd.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(log_fd)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise DaemonUnreachable(
+                socket_path,
+                f"alpd exited with status {process.returncode}; see {log_dir / 'alpd.log'}",
+            )
+        try:
+            Client.connect(socket_path).close()
+            return process.pid
+        except DaemonUnreachable:
+            time.sleep(0.02)
+    raise DaemonUnreachable(socket_path, f"alpd did not answer within {timeout:.0f} s")

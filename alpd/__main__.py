@@ -1,0 +1,79 @@
+"""`alpd`: the daemon in the foreground, and `alpd install-units`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="alpd", description="the alp daemon (foreground)")
+    parser.add_argument("--home", help="state home (default: $ALP_HOME or ~/.alp)")
+    parser.add_argument("--socket", help="socket path (default: $ALP_SOCKET or the runtime dir)")
+    parser.add_argument("--config", help="config file (default: HOME/config.toml)")
+    parser.add_argument("--log-json", action="store_true", default=None, help="JSON logs")
+    sub = parser.add_subparsers(dest="command")
+    units = sub.add_parser(
+        "install-units", help="install the systemd user units (or launchd agent)"
+    )
+    units.add_argument("--target", help="directory to write the units into")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "install-units":
+        return _install_units(args.target)
+    # Heavy imports only on the daemon path.
+    import anyio
+
+    from alpd.daemon import DaemonConfig, run_daemon
+    from alpd.lock import HomeLocked
+    from alpd.logs import configure_logging
+    from alpd.paths import UnsafeDirectory, default_home, default_socket_path
+    from alpd.rpc.listener import SocketInUse
+    from alpd.store.db import DatabaseCorrupt, DatabaseTooNew
+
+    configure_logging(json=args.log_json)
+    home = Path(args.home).expanduser() if args.home else default_home()
+    socket_path = Path(args.socket).expanduser() if args.socket else default_socket_path()
+    config = DaemonConfig(
+        home=home.absolute(),
+        socket_path=socket_path.absolute(),
+        config_path=Path(args.config) if args.config else home / "config.toml",
+    )
+    try:
+        anyio.run(run_daemon, config, backend_options={"use_uvloop": True})
+    except (HomeLocked, SocketInUse, UnsafeDirectory, DatabaseTooNew, DatabaseCorrupt) as exc:
+        print(f"alpd: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+def _install_units(target: str | None) -> int:
+    from alpd.units import install_units
+
+    executable = shutil.which("alpd") or os.path.abspath(sys.argv[0])
+    platform = "darwin" if sys.platform == "darwin" else "linux"
+    if target:
+        directory = Path(target)
+    elif platform == "darwin":
+        directory = Path.home() / "Library" / "LaunchAgents"
+    else:
+        directory = Path.home() / ".config" / "systemd" / "user"
+    for path in install_units(directory, executable, platform=platform):
+        print(f"wrote {path}")
+    if platform == "linux":
+        print("next: systemctl --user daemon-reload && systemctl --user enable --now alpd.socket")
+    else:
+        print(f"next: launchctl load {directory}/dev.alp.alpd.plist")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""The daemon: wires store, services and listener together and runs them in one task group.
+
+Lifecycle: take the home lock → open the store (integrity check, migrations) → listen →
+READY=1 → serve. On SIGTERM/SIGINT: STOPPING=1, stop accepting, let in-flight requests
+finish (bounded by `drain_timeout`), close the store, return (exit 0).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import anyio
+import structlog
+from anyio.abc import SocketStream
+
+from alpd import __version__
+from alpd.clock import Clock
+from alpd.events import EventBus
+from alpd.lock import HomeLock
+from alpd.paths import ensure_private_dir
+from alpd.rpc.connection import Connection, ConnectionLimits
+from alpd.rpc.dispatch import Dispatcher
+from alpd.rpc.handlers import build_handlers
+from alpd.rpc.listener import bind_unix_socket
+from alpd.rpc.peercred import PeerCredentialsUnavailable, read_peer_credentials
+from alpd.sdnotify import Notifier
+from alpd.services.context import Caller, Daemon
+from alpd.socket_activation import listen_fds
+from alpd.store.db import Store
+from protocol import errors, jsonrpc
+from protocol.framing import Framing, encode_frame
+
+MAX_CONNECTIONS_PER_UID: Final = 512
+
+log = structlog.get_logger("alpd")
+
+
+@dataclass(slots=True)
+class DaemonConfig:
+    home: Path
+    socket_path: Path
+    config_path: Path
+    drain_timeout: float = 10.0
+    limits: ConnectionLimits = field(default_factory=ConnectionLimits)
+
+
+class Runtime:
+    """State of a running alpd that outlives single requests."""
+
+    def __init__(self, config: DaemonConfig, store: Store) -> None:
+        self.config = config
+        self.started = time.monotonic()
+        self.daemon = Daemon(store=store, events=EventBus(), clock=Clock(), uid=os.getuid())
+        self.in_flight = anyio.CapacityLimiter(1_000_000)
+        self.connections: dict[int, int] = {}
+        self.dispatcher = Dispatcher(build_handlers(self))
+
+    @property
+    def connection_count(self) -> int:
+        return sum(self.connections.values())
+
+    async def serve_stream(self, stream: SocketStream) -> None:
+        raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        try:
+            creds = read_peer_credentials(raw)
+        except PeerCredentialsUnavailable:
+            await _refuse(stream, "PERMISSION_DENIED", "peer credentials unavailable")
+            return
+        if creds.uid != self.daemon.uid:
+            log.warning("peer_refused", peer_uid=creds.uid, peer_pid=creds.pid)
+            await _refuse(stream, "PERMISSION_DENIED", f"uid {creds.uid} is not the owner")
+            return
+        if self.connections.get(creds.uid, 0) >= MAX_CONNECTIONS_PER_UID:
+            await _refuse(stream, "TOO_MANY_CONNECTIONS", "too many connections")
+            return
+        self.connections[creds.uid] = self.connections.get(creds.uid, 0) + 1
+        try:
+            caller = Caller(uid=creds.uid, gid=creds.gid, pid=creds.pid)
+            connection = Connection(
+                stream,
+                caller,
+                self.dispatcher,
+                self.daemon.events,
+                self.config.limits,
+                self.in_flight,
+            )
+            await connection.serve()
+        finally:
+            self.connections[creds.uid] -= 1
+
+
+async def _refuse(stream: SocketStream, name: str, message: str) -> None:
+    payload = jsonrpc.encode_error(None, errors.code_of(name), message, {"name": name})
+    with anyio.move_on_after(1), contextlib.suppress(anyio.BrokenResourceError, OSError):
+        await stream.send(encode_frame(Framing.NDJSON, payload))
+    await stream.aclose()
+
+
+def _open_listener(config: DaemonConfig) -> tuple[socket.socket, bool]:
+    """The listening socket, and whether we bound it (and so must remove it at exit)."""
+    inherited = listen_fds(os.environ)
+    if inherited:
+        for extra in inherited[1:]:
+            extra.close()
+        inherited[0].setblocking(False)
+        return inherited[0], False
+    return bind_unix_socket(config.socket_path), True
+
+
+async def run_daemon(config: DaemonConfig, *, notifier: Notifier | None = None) -> None:
+    notifier = notifier or Notifier.from_environ(os.environ)
+    ensure_private_dir(config.home)
+    lock = HomeLock(config.home / "alpd.lock")
+    lock.acquire()
+    try:
+        store = await Store.open(config.home / "alp.db")
+        try:
+            await _serve(config, store, notifier)
+        finally:
+            await store.close()
+    finally:
+        lock.release()
+    log.info("stopped")
+
+
+async def _serve(config: DaemonConfig, store: Store, notifier: Notifier) -> None:
+    runtime = Runtime(config, store)
+    sock, owned = _open_listener(config)
+    listener = await anyio.abc.SocketListener.from_socket(sock)
+    try:
+        async with anyio.create_task_group() as tg:
+            accept_scope = anyio.CancelScope()
+
+            async def accept() -> None:
+                with accept_scope:
+                    await listener.serve(runtime.serve_stream, task_group=tg)
+
+            tg.start_soon(accept)
+            if notifier.watchdog_interval is not None:
+                tg.start_soon(_watchdog, notifier, store, notifier.watchdog_interval)
+            log.info(
+                "ready", socket=str(config.socket_path), home=str(config.home), pid=os.getpid()
+            )
+            notifier.ready()
+            await _wait_for_stop_signal()
+            notifier.stopping()
+            log.info("stopping", in_flight=runtime.in_flight.borrowed_tokens)
+            accept_scope.cancel()
+            with anyio.move_on_after(config.drain_timeout):
+                while runtime.in_flight.borrowed_tokens:
+                    await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await listener.aclose()
+        if owned:
+            with contextlib.suppress(FileNotFoundError):
+                config.socket_path.unlink()
+
+
+async def _wait_for_stop_signal() -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("signal", signal=signal.Signals(signum).name)
+            return
+
+
+async def _watchdog(notifier: Notifier, store: Store, interval: float) -> None:
+    """WATCHDOG=1 only after proving the loop runs and the database writer answers."""
+    while True:
+        with anyio.move_on_after(interval):
+            if await store.writer_alive():
+                notifier.watchdog()
+        await anyio.sleep(interval)
+
+
+__all__ = ["DaemonConfig", "Runtime", "__version__", "run_daemon"]

@@ -1,0 +1,66 @@
+"""Server notifications fanned out to subscribers, each through a bounded queue.
+
+A subscriber that does not keep up is dropped (its connection is told why and closed),
+never buffered without bound: geth closes a subscriber at 10k pending notifications, we
+at `MAX_PENDING`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+import anyio
+import structlog
+from anyio.streams.memory import MemoryObjectSendStream
+
+MAX_PENDING: Final = 1024
+
+log = structlog.get_logger("alpd.events")
+
+
+class Subscriber:
+    def __init__(
+        self,
+        send: MemoryObjectSendStream[bytes],
+        methods: frozenset[str] | None,
+        thread_id: str | None,
+        on_overflow: Callable[[], None],
+    ) -> None:
+        self.send = send
+        self.methods = methods
+        self.thread_id = thread_id
+        self.on_overflow = on_overflow
+
+    def wants(self, method: str, thread_id: str | None) -> bool:
+        if self.methods is not None and method not in self.methods:
+            return False
+        return self.thread_id is None or self.thread_id == thread_id
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._subscribers: set[Subscriber] = set()
+
+    def add(self, subscriber: Subscriber) -> None:
+        self._subscribers.add(subscriber)
+
+    def remove(self, subscriber: Subscriber) -> None:
+        self._subscribers.discard(subscriber)
+
+    def __len__(self) -> int:
+        return len(self._subscribers)
+
+    def publish(self, method: str, frame: bytes, thread_id: str | None) -> None:
+        """Queue an encoded notification frame to every interested subscriber."""
+        for subscriber in list(self._subscribers):
+            if not subscriber.wants(method, thread_id):
+                continue
+            try:
+                subscriber.send.send_nowait(frame)
+            except anyio.WouldBlock:
+                log.warning("subscriber_dropped", reason="SUBSCRIBER_TOO_SLOW", pending=MAX_PENDING)
+                self.remove(subscriber)
+                subscriber.on_overflow()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self.remove(subscriber)

@@ -1,0 +1,94 @@
+"""From a decoded frame to reply bytes: parse, validate params, call the handler, and
+translate every failure into a JSON-RPC error object — the one place that does so.
+
+No traceback ever reaches the wire: an unexpected exception is logged with its traceback
+and answered with a bare -32603.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+import msgspec
+import structlog
+
+from alpd.errors import AlpError
+from alpd.services.context import Caller
+from protocol import errors, jsonrpc
+from protocol.methods import METHODS, MethodSpec
+
+log = structlog.get_logger("alpd.rpc")
+
+
+class Session(Protocol):
+    """What a handler may know of the connection it serves."""
+
+    caller: Caller
+
+    def subscribe(self, methods: frozenset[str] | None, thread_id: str | None) -> None: ...
+
+
+Handler = Callable[[Session, Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    spec: MethodSpec
+    handler: Handler
+
+
+class Dispatcher:
+    def __init__(self, handlers: dict[str, Handler]) -> None:
+        missing = set(METHODS) - set(handlers)
+        if missing:
+            raise RuntimeError(f"methods without a handler: {sorted(missing)}")
+        self._methods = {name: Bound(METHODS[name], handlers[name]) for name in METHODS}
+
+    async def handle_frame(self, session: Session, frame: bytes) -> bytes | None:
+        """The reply payload for one frame, or None when nothing is to be sent."""
+        items, is_batch = jsonrpc.parse_frame(frame)
+        if not is_batch:
+            return await self._handle_item(session, items[0])
+        replies: list[bytes | None] = [None] * len(items)
+
+        async def run(index: int, item: jsonrpc.Parsed) -> None:
+            replies[index] = await self._handle_item(session, item)
+
+        async with anyio.create_task_group() as tg:
+            for index, item in enumerate(items):
+                tg.start_soon(run, index, item)
+        present = [reply for reply in replies if reply is not None]
+        return jsonrpc.encode_batch(present) if present else None
+
+    async def _handle_item(self, session: Session, item: jsonrpc.Parsed) -> bytes | None:
+        if isinstance(item, jsonrpc.ErrorReply):
+            return jsonrpc.encode_error(item.id, item.code, item.message, item.data)
+        reply = await self._call(session, item)
+        return None if item.is_notification else reply
+
+    async def _call(self, session: Session, call: jsonrpc.Call) -> bytes:
+        bound = self._methods.get(call.method)
+        if bound is None:
+            return jsonrpc.encode_error(
+                call.id, errors.METHOD_NOT_FOUND, f"Method not found: {call.method}"
+            )
+        if isinstance(call.params, list):
+            return jsonrpc.encode_error(
+                call.id, errors.INVALID_PARAMS, "Invalid params: alp methods take named params"
+            )
+        try:
+            params = msgspec.convert(call.params or {}, bound.spec.params)
+        except msgspec.ValidationError as exc:
+            return jsonrpc.encode_error(call.id, errors.INVALID_PARAMS, f"Invalid params: {exc}")
+        try:
+            result = await bound.handler(session, params)
+        except AlpError as exc:
+            data = {"name": exc.name, **exc.data}
+            return jsonrpc.encode_error(call.id, exc.code, exc.message, data)
+        except Exception:
+            log.exception("handler_failed", method=call.method)
+            return jsonrpc.encode_error(call.id, errors.INTERNAL_ERROR, "Internal error")
+        return jsonrpc.encode_result(call.id, result)

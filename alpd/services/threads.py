@@ -1,0 +1,220 @@
+"""Use cases of a Thread's outer shell: create, list, show, close, archive.
+
+Every write to a thread bumps its revision by exactly one inside the write's own
+transaction (`bump_revision`), optionally guarded by the caller's `ifRevision`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import aiosqlite
+
+from alpd.domain.ids import THREAD_PREFIX
+from alpd.errors import (
+    PermissionDenied,
+    ThreadClosed,
+    ThreadNotClosed,
+    ThreadNotFound,
+    ThreadRevisionConflict,
+)
+from alpd.services.context import Caller, Daemon
+from alpd.workspace import workspace_of
+from protocol import jsonrpc
+from protocol.messages import (
+    Thread,
+    ThreadChanged,
+    ThreadCreateParams,
+    ThreadListParams,
+    ThreadListResult,
+    ThreadRef,
+)
+
+_THREAD_COLUMNS = """
+    t.id, t.owner_uid, t.title, t.workspace, t.status, t.revision, t.context_revision,
+    t.created_at, t.updated_at, t.closed_at, t.archived_at
+"""
+
+
+def thread_from_row(row: sqlite3.Row, busy_root: str | None = None, root_count: int = 0) -> Thread:
+    return Thread(
+        id=row["id"],
+        title=row["title"],
+        workspace=row["workspace"],
+        status=row["status"],
+        revision=row["revision"],
+        context_revision=row["context_revision"],
+        owner_uid=row["owner_uid"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        closed_at=row["closed_at"],
+        archived_at=row["archived_at"],
+        busy_root=busy_root,
+        root_count=root_count,
+    )
+
+
+async def load_thread_row(conn: aiosqlite.Connection, thread_id: str) -> sqlite3.Row:
+    async with conn.execute(
+        f"SELECT {_THREAD_COLUMNS} FROM threads t WHERE t.id = ?", (thread_id,)
+    ) as cur:
+        row = await cur.fetchone()
+    if row is None:
+        raise ThreadNotFound(
+            f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
+        )
+    return row
+
+
+def check_owner(row: sqlite3.Row, caller: Caller) -> None:
+    if row["owner_uid"] != caller.uid:
+        raise PermissionDenied(f"thread {row['id']} belongs to another user", threadId=row["id"])
+
+
+async def bump_revision(
+    conn: aiosqlite.Connection,
+    thread_id: str,
+    change: str,
+    at: str,
+    *,
+    if_revision: int | None = None,
+    detail: str | None = None,
+    sets: dict[str, Any] | None = None,
+) -> int:
+    """Advance the thread's revision by one (the only way a thread row changes)."""
+    assignments = "".join(f", {column} = ?" for column in (sets or {}))
+    values = list((sets or {}).values())
+    sql = (
+        f"UPDATE threads SET revision = revision + 1, updated_at = ?{assignments} "
+        "WHERE id = ? AND (? IS NULL OR revision = ?) RETURNING revision"
+    )
+    async with conn.execute(sql, (at, *values, thread_id, if_revision, if_revision)) as cur:
+        row = await cur.fetchone()
+    if row is None:
+        current = await load_thread_row(conn, thread_id)
+        raise ThreadRevisionConflict(
+            f"thread {thread_id} is at revision {current['revision']}, not {if_revision}; "
+            "show it again and retry",
+            threadId=thread_id,
+            currentRevision=current["revision"],
+            expectedRevision=if_revision,
+        )
+    revision = int(row[0])
+    await conn.execute(
+        "INSERT INTO thread_revisions (thread_id, revision, change, at, detail) VALUES (?, ?, ?, ?, ?)",
+        (thread_id, revision, change, at, detail),
+    )
+    return revision
+
+
+class ThreadService:
+    def __init__(self, daemon: Daemon) -> None:
+        self.d = daemon
+
+    def publish(self, thread: Thread, change: str) -> None:
+        frame = jsonrpc.encode_notification(
+            "thread/changed", ThreadChanged(thread=thread, change=change)
+        )
+        self.d.events.publish("thread/changed", frame, thread.id)
+
+    async def create(self, caller: Caller, params: ThreadCreateParams) -> Thread:
+        workspace = params.workspace or workspace_of(params.cwd or "/")
+        thread_id = self.d.clock.new_id(THREAD_PREFIX)
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> Thread:
+            await conn.execute(
+                "INSERT INTO threads (id, owner_uid, title, workspace, status, revision, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, 'open', 1, ?, ?)",
+                (thread_id, caller.uid, params.title, workspace, at, at),
+            )
+            await conn.execute(
+                "INSERT INTO thread_revisions (thread_id, revision, change, at) VALUES (?, 1, 'created', ?)",
+                (thread_id, at),
+            )
+            return thread_from_row(await load_thread_row(conn, thread_id))
+
+        thread = await self.d.store.write(unit)
+        self.publish(thread, "created")
+        return thread
+
+    async def list(self, caller: Caller, params: ThreadListParams) -> ThreadListResult:
+        clauses = ["t.owner_uid = ?"]
+        args: list[Any] = [caller.uid]
+        if not params.all:
+            clauses.append("t.workspace = ?")
+            args.append(params.workspace or workspace_of(params.cwd or "/"))
+        if params.status is not None:
+            clauses.append("t.status = ?")
+            args.append(params.status)
+        elif not params.all:
+            clauses.append("t.status != 'archived'")
+        args.append(max(1, min(params.limit, 10_000)))
+        rows = await self.d.store.fetchall(
+            f"SELECT {_THREAD_COLUMNS} FROM threads t WHERE {' AND '.join(clauses)} "
+            "ORDER BY t.updated_at DESC, t.id DESC LIMIT ?",
+            args,
+        )
+        return ThreadListResult(threads=[thread_from_row(row) for row in rows])
+
+    async def get(self, caller: Caller, thread_id: str) -> Thread:
+        row = await self.d.store.fetchone(
+            f"SELECT {_THREAD_COLUMNS} FROM threads t WHERE t.id = ?", (thread_id,)
+        )
+        if row is None:
+            raise ThreadNotFound(
+                f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
+            )
+        check_owner(row, caller)
+        return thread_from_row(row)
+
+    async def close(self, caller: Caller, ref: ThreadRef) -> Thread:
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> Thread:
+            row = await load_thread_row(conn, ref.thread_id)
+            check_owner(row, caller)
+            if row["status"] != "open":
+                raise ThreadClosed(
+                    f"thread {ref.thread_id} is already {row['status']}", threadId=ref.thread_id
+                )
+            await bump_revision(
+                conn,
+                ref.thread_id,
+                "closed",
+                at,
+                if_revision=ref.if_revision,
+                sets={"status": "closed", "closed_at": at},
+            )
+            return thread_from_row(await load_thread_row(conn, ref.thread_id))
+
+        thread = await self.d.store.write(unit)
+        self.publish(thread, "closed")
+        return thread
+
+    async def archive(self, caller: Caller, ref: ThreadRef) -> Thread:
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> Thread:
+            row = await load_thread_row(conn, ref.thread_id)
+            check_owner(row, caller)
+            if row["status"] != "closed":
+                raise ThreadNotClosed(
+                    f"thread {ref.thread_id} is {row['status']}; close it first (`alp thread close`)",
+                    threadId=ref.thread_id,
+                    status=row["status"],
+                )
+            await bump_revision(
+                conn,
+                ref.thread_id,
+                "archived",
+                at,
+                if_revision=ref.if_revision,
+                sets={"status": "archived", "archived_at": at},
+            )
+            return thread_from_row(await load_thread_row(conn, ref.thread_id))
+
+        thread = await self.d.store.write(unit)
+        self.publish(thread, "archived")
+        return thread

@@ -1,0 +1,148 @@
+"""The SQLite store: one writer connection, one reader connection, WAL mode.
+
+All writes go through `Store.write(unit)`: the unit runs inside one `BEGIN IMMEDIATE …
+COMMIT` on the single writer connection, serialised by a lock, so each use case is atomic
+and no two writers ever interleave. `synchronous=FULL`: a write acknowledged to a client
+survives a crash of alpd or of the machine (WAL + NORMAL would only survive the former).
+
+aiosqlite runs each connection on its own thread and cannot cancel a queued call, so a
+cancelled `await commit()` could still commit behind our back; the unit therefore runs
+shielded from cancellation once it has begun.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+import anyio
+
+from alpd.errors import StorageFull
+from alpd.store.migrations import LATEST_VERSION, MIGRATIONS
+
+T = TypeVar("T")
+
+Row = sqlite3.Row
+Unit = Callable[[aiosqlite.Connection], Awaitable[T]]
+
+
+class DatabaseTooNew(Exception):
+    """The database was written by a newer alpd; running older code on it could corrupt it."""
+
+
+class DatabaseCorrupt(Exception):
+    """`PRAGMA quick_check` found damage at start."""
+
+
+_PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = FULL",
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA busy_timeout = 5000",
+)
+
+
+async def _connect(path: Path, *, read_only: bool) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    for pragma in _PRAGMAS:
+        await conn.execute(pragma)
+    if read_only:
+        await conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
+class Store:
+    """Owns the database connections of one alpd."""
+
+    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection):
+        self.path = path
+        self._writer = writer
+        self._reader = reader
+        self._write_lock = anyio.Lock()
+
+    @classmethod
+    async def open(cls, path: Path) -> Store:
+        fresh = not path.exists()
+        writer = await _connect(path, read_only=False)
+        if fresh:
+            path.chmod(0o600)
+        try:
+            await _check_integrity(writer)
+            await _migrate(writer)
+            reader = await _connect(path, read_only=True)
+        except BaseException:
+            await writer.close()
+            raise
+        return cls(path, writer, reader)
+
+    async def close(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self._reader.close()
+            async with self._write_lock:
+                await self._writer.close()
+
+    async def write(self, unit: Unit[T]) -> T:
+        """Run `unit` as one BEGIN IMMEDIATE … COMMIT on the writer; roll back on error."""
+        async with self._write_lock:
+            with anyio.CancelScope(shield=True):
+                conn = self._writer
+                await conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = await unit(conn)
+                    await conn.execute("COMMIT")
+                except sqlite3.OperationalError as exc:
+                    await conn.execute("ROLLBACK")
+                    if "full" in str(exc):
+                        raise StorageFull(f"the state database is full: {exc}") from exc
+                    raise
+                except BaseException:
+                    await conn.execute("ROLLBACK")
+                    raise
+                return result
+
+    async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+        async with self._reader.execute(sql, tuple(params)) as cursor:
+            return list(await cursor.fetchall())
+
+    async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
+        async with self._reader.execute(sql, tuple(params)) as cursor:
+            return await cursor.fetchone()
+
+    async def writer_alive(self) -> bool:
+        """A trivial round trip through the writer connection (for the systemd watchdog)."""
+        async with self._write_lock:
+            async with self._writer.execute("SELECT 1") as cursor:
+                row = await cursor.fetchone()
+        return row is not None and row[0] == 1
+
+
+async def _check_integrity(conn: aiosqlite.Connection) -> None:
+    async with conn.execute("PRAGMA quick_check") as cursor:
+        rows = [row[0] for row in await cursor.fetchall()]
+    if rows != ["ok"]:
+        raise DatabaseCorrupt("; ".join(str(r) for r in rows[:5]))
+
+
+async def _migrate(conn: aiosqlite.Connection) -> None:
+    async with conn.execute("PRAGMA user_version") as cursor:
+        row = await cursor.fetchone()
+    version = int(row[0]) if row else 0
+    if version > LATEST_VERSION:
+        raise DatabaseTooNew(
+            f"database schema version {version} is newer than this alpd knows "
+            f"({LATEST_VERSION}); upgrade alp or point ALP_HOME elsewhere"
+        )
+    for number in range(version + 1, LATEST_VERSION + 1):
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in MIGRATIONS[number - 1]:
+                await conn.execute(statement)
+            await conn.execute(f"PRAGMA user_version = {number}")
+            await conn.execute("COMMIT")
+        except BaseException:
+            await conn.execute("ROLLBACK")
+            raise

@@ -1,0 +1,163 @@
+"""Message framing on a byte stream, as a pure state machine (no sockets, no loop).
+
+Per connection the framing is detected from the first non-blank byte (DESIGN §5):
+`C`/`c` starts LSP-style `Content-Length:` headers, anything else is newline-delimited
+JSON (NDJSON), so garbage still gets a -32700 reply on the NDJSON path instead of a close.
+
+Bytes go in with `feed()`; complete frames come out of `next_frame()`. Every buffer is
+bounded: a frame above `max_frame_bytes` is refused with `FrameTooLarge` and then skipped
+(the stream stays usable); a header block that never ends is `FramingBroken` (the stream is
+unrecoverable and the connection must close). For scale, h11 caps an incomplete event at
+16 KiB, nginx a header at 8 KiB, LSP servers rarely cap at all (pygls reads any length); we
+carry JSON documents, so the default frame cap is 1 MiB and the header cap 8 KiB.
+
+Stdlib only: the thin client imports this module.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+DEFAULT_MAX_FRAME_BYTES: Final = 1024 * 1024
+MAX_HEADER_BYTES: Final = 8 * 1024
+
+
+class Framing(enum.Enum):
+    NDJSON = "ndjson"
+    CONTENT_LENGTH = "content-length"
+
+
+class FrameError(Exception):
+    """Base of framing failures."""
+
+
+class FrameTooLarge(FrameError):
+    """One frame exceeded the cap; it is being skipped and the stream stays usable."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"frame of {size} bytes exceeds the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+class FramingBroken(FrameError):
+    """The byte stream cannot be resynchronised; the connection must be closed."""
+
+
+_BLANK: Final = b" \t\r\n"
+
+
+class FrameDecoder:
+    """Turns a byte stream into frames (bytes of one JSON text each)."""
+
+    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+        self.max_frame_bytes = max_frame_bytes
+        self.framing: Framing | None = None
+        self._buffer = bytearray()
+        # Bytes still to throw away from a refused frame (Content-Length), or -1 while
+        # discarding an oversized NDJSON line up to its newline.
+        self._discard = 0
+
+    @property
+    def has_partial_frame(self) -> bool:
+        """True while part of a frame has arrived but not all of it (slowloris clock)."""
+        return self._discard != 0 or bool(self._buffer.strip(_BLANK))
+
+    def feed(self, data: bytes) -> None:
+        self._buffer += data
+
+    def next_frame(self) -> bytes | None:
+        """The next complete frame, or None when more bytes are needed.
+
+        Raises FrameTooLarge once per refused frame and FramingBroken when the stream is lost.
+        """
+        if not self._skip_discarded():
+            return None
+        if self.framing is None:
+            stripped = self._buffer.lstrip(_BLANK)
+            if not stripped:
+                self._buffer.clear()
+                return None
+            del self._buffer[: len(self._buffer) - len(stripped)]
+            first = stripped[:1]
+            self.framing = Framing.CONTENT_LENGTH if first in (b"C", b"c") else Framing.NDJSON
+        if self.framing is Framing.NDJSON:
+            return self._next_line()
+        return self._next_content_length()
+
+    def _skip_discarded(self) -> bool:
+        if self._discard > 0:
+            taken = min(self._discard, len(self._buffer))
+            del self._buffer[:taken]
+            self._discard -= taken
+            return self._discard == 0
+        if self._discard < 0:
+            newline = self._buffer.find(b"\n")
+            if newline < 0:
+                self._buffer.clear()
+                return False
+            del self._buffer[: newline + 1]
+            self._discard = 0
+        return True
+
+    def _next_line(self) -> bytes | None:
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline < 0:
+                if len(self._buffer) > self.max_frame_bytes:
+                    size = len(self._buffer)
+                    self._buffer.clear()
+                    self._discard = -1
+                    raise FrameTooLarge(size, self.max_frame_bytes)
+                return None
+            line = bytes(self._buffer[:newline]).strip(_BLANK)
+            del self._buffer[: newline + 1]
+            if len(line) > self.max_frame_bytes:
+                raise FrameTooLarge(len(line), self.max_frame_bytes)
+            if line:
+                return line
+
+    def _next_content_length(self) -> bytes | None:
+        stripped = self._buffer.lstrip(_BLANK)
+        del self._buffer[: len(self._buffer) - len(stripped)]
+        end = self._buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self._buffer) > MAX_HEADER_BYTES:
+                raise FramingBroken("header block never ended")
+            return None
+        length = _content_length(bytes(self._buffer[:end]))
+        body_start = end + 4
+        if length > self.max_frame_bytes:
+            del self._buffer[:body_start]
+            self._discard = length
+            self._skip_discarded()
+            raise FrameTooLarge(length, self.max_frame_bytes)
+        if len(self._buffer) < body_start + length:
+            return None
+        body = bytes(self._buffer[body_start : body_start + length])
+        del self._buffer[: body_start + length]
+        return body
+
+
+def _content_length(header_block: bytes) -> int:
+    length: int | None = None
+    for raw in header_block.split(b"\r\n"):
+        name, sep, value = raw.partition(b":")
+        if not sep:
+            raise FramingBroken(f"malformed header line {raw[:80]!r}")
+        if name.strip().lower() == b"content-length":
+            text = value.strip()
+            if not text.isdigit():
+                raise FramingBroken(f"bad Content-Length {text[:40]!r}")
+            length = int(text)
+    if length is None:
+        raise FramingBroken("headers without Content-Length")
+    return length
+
+
+def encode_frame(framing: Framing, payload: bytes) -> bytes:
+    """One outgoing frame; `payload` is compact JSON without raw newlines."""
+    if framing is Framing.CONTENT_LENGTH:
+        return b"Content-Length: %d\r\n\r\n" % len(payload) + payload
+    return payload + b"\n"
