@@ -273,3 +273,8 @@ def _check_pin(pin: Pin) -> None:
         raise InvalidArgument(f"unknown pin kind {pin.kind!r}", kind=pin.kind)
     if not pin.text.strip():
         raise InvalidArgument("a pin needs text", kind=pin.kind)
+    try:
+        pin.text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # A lone surrogate has no UTF-8 form, so the pin could never be canonicalised.
+        raise InvalidArgument("pin text is not valid Unicode", kind=pin.kind) from exc

@@ -27,7 +27,7 @@ outcome is carried: the run's pins never arrive, everything else is kept as it w
 Bounds. Every text (pins, outcome summaries) is capped at `LINE_TEXT_CAP_BYTES` of
 canonical JSON, cut at a character boundary and ended with a marker naming the original
 size. The whole snapshot is capped at `CONTEXT_CAP_BYTES` (measured on `snapshot_bytes`).
-Over the cap, lines are dropped in this order until it fits, the shortest such prefix:
+Over the cap, lines are dropped in this order until it fits (always a prefix of it):
 
 1. resolved lines, oldest first;
 2. outcomes, oldest first — never the newest;
