@@ -86,7 +86,8 @@ def _outcome_items(outcomes: Iterable[OutcomeLine]) -> list[str]:
 
 
 def _item(text: str, attribution: str) -> str:
-    body = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    # splitlines, not split("\n"): \v, \x1c, \u2028 … end lines too for some readers.
+    body = text.splitlines() or [""]
     first, rest = _inert(body[0]), [_inert(line) for line in body[1:]]
     lines = [f"- {first}", *(f"  {line}" if line.strip() else "" for line in rest)]
     lines[-1] = f"{lines[-1]} {attribution}" if lines[-1] else f"  {attribution}"
