@@ -413,3 +413,23 @@ def test_truncation_drops_lines_in_the_written_order(
             assert projection.snapshot.objective == uncapped.objective
             assert projection.snapshot.outcomes[-1] == uncapped.outcomes[-1]
             snapshot = projection.snapshot
+
+
+def test_worst_case_lines_still_fit_the_cap() -> None:
+    # Longest ids and times, escape-heavy text (6 bytes a character), full compaction
+    # history: the objective and the newest outcome must still fit under 32 KiB.
+    def label(i: int) -> str:
+        return f"exec_{i:03d}_" + "x" * (projector.MAX_LABEL_CHARS - 9)
+
+    heavy = "\x01" * 5000
+    snapshot = genesis("thread_" + "t" * 200)
+    for i in range(12):
+        execution = label(i)
+        pins = [pin("objective", heavy, execution, "a" * 128)]
+        pins += [pin("decision", f"{j}{heavy}", execution, "a" * 128) for j in range(6)]
+        ended = msgspec.structs.replace(outcome(execution), summary=heavy, at="b" * 128)
+        projection = project_context(snapshot, make_checkpoint(execution, pins), ended)
+        snapshot = projection.snapshot
+        assert len(snapshot_bytes(snapshot)) <= CONTEXT_CAP_BYTES
+        assert snapshot.objective is not None and snapshot.outcomes[-1].summary is not None
+    assert len(snapshot.compactions) == projector.COMPACTIONS_KEPT
