@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 from alpctl import render
 from alpctl.client import Client, DaemonUnreachable, ForeignDaemon, RpcError, start_daemon
+from alpctl.launch import run_interactive
 from alpd.paths import default_socket_path
 
 EXIT_OK, EXIT_DOMAIN, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
@@ -52,36 +53,109 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--home", help="state home for an auto-started daemon (default: $ALP_HOME)")
 
 
+SUBCOMMANDS = ("thread", "context", "delegate", "delegation", "execution", "status", "ping")
+
+
+def _runtime_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runtime", help="claude, codex or command (default: the agent's)")
+    parser.add_argument("--agent", help="an agent from config.toml (default: the runtime's)")
+    parser.add_argument("--headless", action="store_true", help="run under alpd, no terminal")
+    parser.add_argument("--prompt", help="the headless run's input")
+    parser.add_argument("--wait", action="store_true", help="with --headless: block until settled")
+
+
+def build_start_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="alp",
+        usage="alp [--title T] [--runtime R] [--agent A] [-- RUNTIME_ARGS…]\n"
+        "       alp COMMAND …   (thread, context, delegate, delegation, status, ping)",
+        description="Start a new Thread and run its first root in this terminal.",
+    )
+    _common(parser)
+    parser.add_argument("--title")
+    _runtime_options(parser)
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="alp", description="Threads that outlive your agent runs.")
     _common(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
-    thread = sub.add_parser("thread", help="create, list, show, close, archive threads")
-    _common(thread)
+    thread = sub.add_parser("thread", help="create, continue, list, show threads")
     tsub = thread.add_subparsers(
         dest="action", metavar="ACTION", required=True, parser_class=Parser
     )
     create = tsub.add_parser("create", help="a new thread with no root yet")
     create.add_argument("--title")
+    cont = tsub.add_parser("continue", help="open a new root on the current context")
+    cont.add_argument("id")
+    cont.add_argument("--if-revision", type=int, dest="if_revision")
+    _runtime_options(cont)
     lst = tsub.add_parser("list", help="threads of this workspace")
     lst.add_argument("--all", action="store_true", help="every workspace, archived included")
     lst.add_argument("--status", choices=["open", "closed", "archived"])
+    show = tsub.add_parser("show", help="roots, context and history of a thread")
+    show.add_argument("id", nargs="?", help="default: $ALP_THREAD_ID")
+    ctx = tsub.add_parser("context", help="a context snapshot with each line's source")
+    ctx.add_argument("id")
+    ctx.add_argument("--rev", type=int)
     for name, helptext in (
         ("close", "close a thread (no reopen)"),
         ("archive", "archive a closed thread"),
+        ("reconcile", "settle dead roots as interrupted"),
     ):
         p = tsub.add_parser(name, help=helptext)
         p.add_argument("id")
-        p.add_argument("--if-revision", type=int, dest="if_revision")
-    for p in tsub.choices.values():
-        _common(p)
+        if name != "reconcile":
+            p.add_argument("--if-revision", type=int, dest="if_revision")
 
-    status = sub.add_parser("status", help="the daemon's state")
-    _common(status)
-    ping = sub.add_parser("ping", help="is the daemon there")
-    _common(ping)
+    context = sub.add_parser("context", help="pin work state from inside a run")
+    csub = context.add_subparsers(
+        dest="action", metavar="ACTION", required=True, parser_class=Parser
+    )
+    pin = csub.add_parser("pin", help="add a line to this run's checkpoint")
+    pin.add_argument(
+        "kind",
+        choices=["objective", "decision", "constraint", "open-item", "next-action", "resolve"],
+    )
+
+    delegate = sub.add_parser("delegate", help="from inside a run: a delegated child")
+    delegate.add_argument("agent")
+
+    delegation = sub.add_parser("delegation", help="delegation graphs")
+    dsub = delegation.add_subparsers(
+        dest="action", metavar="ACTION", required=True, parser_class=Parser
+    )
+    dtree = dsub.add_parser("tree", help="the graph of a root")
+    dtree.add_argument("execution_id", nargs="?")
+
+    execution = sub.add_parser("execution", help="one execution")
+    esub = execution.add_subparsers(
+        dest="action", metavar="ACTION", required=True, parser_class=Parser
+    )
+    for name in ("show", "cancel"):
+        esub.add_parser(name).add_argument("execution_id")
+
+    sub.add_parser("status", help="the daemon's state")
+    sub.add_parser("ping", help="is the daemon there")
+    for choice in [
+        *sub.choices.values(),
+        *tsub.choices.values(),
+        *csub.choices.values(),
+        *dsub.choices.values(),
+        *esub.choices.values(),
+    ]:
+        _common(choice)
     return parser
+
+
+def split_runtime_args(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """Arguments before `--` are ours; after it they go to the runtime (or are pin text)."""
+    if "--" in argv:
+        index = argv.index("--")
+        return argv[:index], argv[index + 1 :]
+    return argv, None
 
 
 def connect(args: argparse.Namespace) -> Client:
@@ -104,7 +178,50 @@ def run_command(args: argparse.Namespace, client: Client, out: Output) -> int:
         out.emit(client.call("daemon/status"), render.status)
     elif args.command == "thread":
         return run_thread(args, client, out)
+    elif args.command == "context":
+        text = " ".join(args.rest or [])
+        result = client.call("context/pin", {"kind": args.kind, "text": text})
+        out.emit(result, lambda r: f"pinned {r['kind']} to {r['executionId']} ({r['pins']} pins)")
+    elif args.command == "delegate":
+        task = " ".join(args.rest or [])
+        result = client.call("execution/delegate", {"agent": args.agent, "task": task})
+        out.emit(result, lambda r: render.execution(r["execution"]))
+    elif args.command == "delegation":
+        params = {"executionId": args.execution_id} if args.execution_id else {}
+        out.emit(client.call("delegation/tree", params), render.tree)
+    elif args.command == "execution":
+        method = "execution/show" if args.action == "show" else "execution/cancel"
+        out.emit(client.call(method, {"executionId": args.execution_id}), render.execution)
     return EXIT_OK
+
+
+def start_or_continue(
+    args: argparse.Namespace, client: Client, out: Output, method: str, params: dict[str, Any]
+) -> int:
+    params.update(
+        {
+            "runtime": args.runtime,
+            "agent": args.agent,
+            "headless": args.headless,
+            "prompt": args.prompt,
+            "args": args.rest or [],
+            "cwd": os.getcwd(),
+        }
+    )
+    if args.wait and not args.headless:
+        raise UsageError("--wait needs --headless")
+    result = client.call(method, {k: v for k, v in params.items() if v is not None})
+    if not args.headless:
+        return run_interactive(client, client.socket_path, result)
+    execution = result["execution"]
+    if not args.wait:
+        out.emit(result, lambda r: f"{r['thread']['id']}: started {execution['id']} (headless)")
+        return EXIT_OK
+    while execution["status"] != "settled":
+        execution = client.call("execution/wait", {"executionId": execution["id"], "timeout": 60})
+    result["execution"] = execution
+    out.emit(result, lambda r: render.execution(r["execution"]))
+    return EXIT_OK if execution["outcome"] == "completed" else EXIT_DOMAIN
 
 
 def run_thread(args: argparse.Namespace, client: Client, out: Output) -> int:
@@ -112,30 +229,68 @@ def run_thread(args: argparse.Namespace, client: Client, out: Output) -> int:
     if action == "create":
         thread = client.call("thread/create", {"title": args.title, "cwd": os.getcwd()})
         out.emit(thread, render.thread_header)
+    elif action == "continue":
+        params: dict[str, Any] = {"threadId": args.id, "ifRevision": args.if_revision}
+        return start_or_continue(args, client, out, "thread/continue", params)
     elif action == "list":
-        params: dict[str, Any] = {"cwd": os.getcwd(), "all": args.all}
+        params = {"cwd": os.getcwd(), "all": args.all}
         if args.status:
             params["status"] = args.status
         out.emit(client.call("thread/list", params), render.thread_list)
+    elif action == "show":
+        thread_id = args.id or os.environ.get("ALP_THREAD_ID")
+        if not thread_id:
+            raise UsageError("which thread? give an ID (or run inside a thread: $ALP_THREAD_ID)")
+        out.emit(client.call("thread/show", {"threadId": thread_id}), render.thread_show)
+    elif action == "context":
+        params = {"threadId": args.id}
+        if args.rev is not None:
+            params["revision"] = args.rev
+        out.emit(client.call("thread/context", params), render.context)
+    elif action == "reconcile":
+        result = client.call("thread/reconcile", {"threadId": args.id})
+        out.emit(result, lambda r: f"settled {len(r['settled'])}: {' '.join(r['settled']) or '-'}")
     elif action in ("close", "archive"):
         ref: dict[str, Any] = {"threadId": args.id}
         if args.if_revision is not None:
             ref["ifRevision"] = args.if_revision
-        thread = client.call(f"thread/{action}", ref)
-        out.emit(thread, render.thread_header)
+        out.emit(client.call(f"thread/{action}", ref), render.thread_header)
     return EXIT_OK
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    ours, rest = split_runtime_args(argv)
+    first = next((a for a in ours if not a.startswith("-")), None)
+    if (
+        first in SUBCOMMANDS
+        or first in ("execution",)
+        or "-h" in ours
+        or "--help" in ours
+        and first
+    ):
+        args = build_parser().parse_args(ours)
+    else:
+        args = build_start_parser().parse_args(ours)
+        args.command = "start"
+    args.rest = rest
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(sys.argv[1:] if argv is None else argv)
     if args.command is None:
-        parser.print_help(sys.stderr)
+        build_parser().print_help(sys.stderr)
         return EXIT_USAGE
     out = Output(args.json)
     try:
         with connect(args) as client:
+            if args.command == "start":
+                params: dict[str, Any] = {"title": args.title}
+                return start_or_continue(args, client, out, "thread/start", params)
             return run_command(args, client, out)
+    except UsageError as exc:
+        print(f"alp: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except RpcError as exc:
         if out.as_json:
             json.dump(

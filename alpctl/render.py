@@ -57,3 +57,90 @@ def status(result: dict[str, Any]) -> str:
     for task in result.get("tasks", []):
         lines.append(f"  task      {task['name']}: {task['state']}")
     return "\n".join(lines)
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def execution_line(e: dict[str, Any]) -> str:
+    outcome = e.get("outcome") or e["status"]
+    seq = f"#{e['sequence']}" if e.get("sequence") is not None else "  "
+    usage = e.get("usage")
+    tokens = f"  {usage.get('inputTokens', 0)}→{usage.get('outputTokens', 0)} tok" if usage else ""
+    cost = f"  ${e['costUsd']:.4f}" if e.get("costUsd") is not None else ""
+    return (
+        f"{seq:>4} {short_time(e.get('startedAt') or e['createdAt'])}  {e['runtime']:<8} "
+        f"{e['kind']:<11} {outcome:<11} {duration(e.get('durationSeconds')):>7}  "
+        f"rev {e.get('contextRevision', '-')}  {e['id']}{tokens}{cost}"
+    )
+
+
+_SECTIONS = (
+    ("objective", "Objective"),
+    ("decisions", "Decisions"),
+    ("constraints", "Constraints"),
+    ("openItems", "Open items"),
+    ("nextActions", "Next actions"),
+)
+
+
+def context(result: dict[str, Any]) -> str:
+    snapshot = result["snapshot"]
+    lines = [f"context rev {result['revision']}  {result['digest'][:19]}…"]
+    if snapshot.get("degraded"):
+        lines.append("  (degraded: the last root's checkpoint was missing or broken)")
+    for key, title in _SECTIONS:
+        value = snapshot.get(key)
+        items = [value] if isinstance(value, dict) else list(value or [])
+        if not items:
+            continue
+        lines.append(f"  {title}")
+        for item in items:
+            lines.append(f"    - {item['text']}   [{item['sourceExecutionId']}]")
+    outcomes = snapshot.get("outcomes") or []
+    if outcomes:
+        lines.append("  Outcomes")
+        for o in outcomes[-5:]:
+            summary = f": {o['summary']}" if o.get("summary") else ""
+            lines.append(f"    - {o['status']}{summary}   [{o['sourceExecutionId']}]")
+    if len(lines) == 1:
+        lines.append("  (empty: pin with `alp context pin decision -- TEXT` from inside a run)")
+    return "\n".join(lines)
+
+
+def thread_show(result: dict[str, Any]) -> str:
+    parts = [thread_header(result["thread"]), "", "roots"]
+    roots = result["roots"]
+    parts += [f"  {execution_line(e)}" for e in roots] or ["  (none yet: `alp thread continue ID`)"]
+    if result.get("children"):
+        parts.append(f"  + {result['children']} delegated child execution(s)")
+    parts += ["", context(result["context"]), ""]
+    history = result["history"]
+    parts.append(f"history  {history['level']}, {history.get('entries', 0)} entries")
+    return "\n".join(parts)
+
+
+def execution(e: dict[str, Any]) -> str:
+    lines = [execution_line(e), f"  policy {e['policyHash']}"]
+    if e.get("outputTail"):
+        lines += ["  output tail:", *("    " + line for line in e["outputTail"].splitlines()[-20:])]
+    return "\n".join(lines)
+
+
+def tree(node: dict[str, Any], depth: int = 0) -> str:
+    e = node["execution"]
+    label = (
+        f"{'  ' * depth}{e['agent']} ({e['runtime']}, {e.get('outcome') or e['status']}) {e['id']}"
+    )
+    if depth == 0:
+        label += f"  [{node['binding']}]"
+    return "\n".join([label, *(tree(child, depth + 1) for child in node.get("children", []))])

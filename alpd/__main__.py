@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     import anyio
 
     from alpd.daemon import DaemonConfig, run_daemon
+    from alpd.domain.agents import ConfigError
     from alpd.lock import HomeLocked
     from alpd.logs import configure_logging
     from alpd.paths import UnsafeDirectory, default_home, default_socket_path
@@ -47,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         anyio.run(run_daemon, config, backend_options={"use_uvloop": True})
-    except (HomeLocked, SocketInUse, UnsafeDirectory, DatabaseTooNew, DatabaseCorrupt) as exc:
+    except (
+        HomeLocked, SocketInUse, UnsafeDirectory, DatabaseTooNew, DatabaseCorrupt, ConfigError
+    ) as exc:
         print(f"alpd: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import socket
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,8 @@ from anyio.abc import SocketStream
 
 from alpd import __version__
 from alpd.clock import Clock
+from alpd.config import load_config
+from alpd.domain.agents import AgentsConfig
 from alpd.events import EventBus
 from alpd.lock import HomeLock
 from alpd.paths import ensure_private_dir
@@ -32,9 +35,14 @@ from alpd.rpc.listener import bind_unix_socket
 from alpd.rpc.peercred import PeerCredentialsUnavailable, read_peer_credentials
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller, Daemon
+from alpd.services.executions import Executions, Paths
+from alpd.services.leases import Leases
+from alpd.services.reconcile import reconcile
 from alpd.socket_activation import listen_fds
 from alpd.store.db import Store
+from alpd.supervisor.supervisor import Supervisor
 from protocol import errors, jsonrpc
+from protocol import messages as m
 from protocol.framing import Framing, encode_frame
 
 MAX_CONNECTIONS_PER_UID: Final = 512
@@ -48,19 +56,41 @@ class DaemonConfig:
     socket_path: Path
     config_path: Path
     drain_timeout: float = 10.0
+    reconcile_interval: float = 2.0
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 class Runtime:
     """State of a running alpd that outlives single requests."""
 
-    def __init__(self, config: DaemonConfig, store: Store) -> None:
+    def __init__(self, config: DaemonConfig, store: Store, agents: AgentsConfig) -> None:
         self.config = config
         self.started = time.monotonic()
         self.daemon = Daemon(store=store, events=EventBus(), clock=Clock(), uid=os.getuid())
+        self.executions = Executions(
+            self.daemon, Paths(config.home, config.socket_path), agents, Leases()
+        )
         self.in_flight = anyio.CapacityLimiter(1_000_000)
         self.connections: dict[int, int] = {}
+        self.tasks: dict[str, m.TaskState] = {}
         self.dispatcher = Dispatcher(build_handlers(self))
+
+    def task_states(self) -> list[m.TaskState]:
+        return list(self.tasks.values())
+
+    async def reconcile_forever(self, interval: float) -> None:
+        """Settle runs whose process vanished, and adopt orphans after a restart."""
+        while True:
+            try:
+                settled = await reconcile(self.executions, None)
+                self.tasks["reconciler"] = m.TaskState(
+                    name="reconciler", state="idle", last_run_at=self.daemon.clock.now_iso(),
+                    detail=f"settled {len(settled)}" if settled else None,
+                )
+            except Exception:
+                log.exception("reconcile_failed")
+                self.tasks["reconciler"] = m.TaskState(name="reconciler", state="failing")
+            await anyio.sleep(interval)
 
     @property
     def connection_count(self) -> int:
@@ -96,6 +126,17 @@ class Runtime:
             self.connections[creds.uid] -= 1
 
 
+def runs_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """What headless runs inherit: our environment, with `alp` itself on PATH so a run can
+    pin and delegate even when alp lives in a virtualenv that is not on the user's PATH."""
+    env = dict(environ)
+    bin_dir = os.path.dirname(sys.executable)
+    path = env.get("PATH", os.defpath)
+    if bin_dir not in path.split(os.pathsep):
+        env["PATH"] = bin_dir + os.pathsep + path
+    return env
+
+
 async def _refuse(stream: SocketStream, name: str, message: str) -> None:
     payload = jsonrpc.encode_error(None, errors.code_of(name), message, {"name": name})
     with anyio.move_on_after(1), contextlib.suppress(anyio.BrokenResourceError, OSError):
@@ -120,9 +161,10 @@ async def run_daemon(config: DaemonConfig, *, notifier: Notifier | None = None) 
     lock = HomeLock(config.home / "alpd.lock")
     lock.acquire()
     try:
+        agents = load_config(config.config_path)
         store = await Store.open(config.home / "alp.db")
         try:
-            await _serve(config, store, notifier)
+            await _serve(config, store, agents, notifier)
         finally:
             await store.close()
     finally:
@@ -130,9 +172,14 @@ async def run_daemon(config: DaemonConfig, *, notifier: Notifier | None = None) 
     log.info("stopped")
 
 
-async def _serve(config: DaemonConfig, store: Store, notifier: Notifier) -> None:
-    runtime = Runtime(config, store)
+async def _serve(
+    config: DaemonConfig, store: Store, agents: AgentsConfig, notifier: Notifier
+) -> None:
     sock, owned = _open_listener(config)
+    if not owned:
+        # Socket-activated: the runs must learn the path systemd bound, not our default.
+        config.socket_path = Path(sock.getsockname())
+    runtime = Runtime(config, store, agents)
     listener = await anyio.abc.SocketListener.from_socket(sock)
     try:
         async with anyio.create_task_group() as tg:
@@ -143,6 +190,9 @@ async def _serve(config: DaemonConfig, store: Store, notifier: Notifier) -> None
                     await listener.serve(runtime.serve_stream, task_group=tg)
 
             tg.start_soon(accept)
+            runtime.executions.supervisor = Supervisor(tg, runtime.executions.on_exit)
+            runtime.executions.environ = runs_environment(os.environ)
+            tg.start_soon(runtime.reconcile_forever, config.reconcile_interval)
             if notifier.watchdog_interval is not None:
                 tg.start_soon(_watchdog, notifier, store, notifier.watchdog_interval)
             log.info(

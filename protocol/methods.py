@@ -27,6 +27,41 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "thread/close": MethodSpec(m.ThreadRef, m.Thread, "close a thread (no reopen)"),
     "thread/archive": MethodSpec(m.ThreadRef, m.Thread, "archive a closed thread"),
+    "thread/start": MethodSpec(
+        m.StartParams, m.ContinueResult, "a new Thread and its root #1 (what bare `alp` does)"
+    ),
+    "thread/continue": MethodSpec(
+        m.ContinueParams, m.ContinueResult, "open a new root on the current context"
+    ),
+    "thread/show": MethodSpec(
+        m.ThreadShowParams, m.ThreadShowResult, "reconcile, then thread + roots + context"
+    ),
+    "thread/context": MethodSpec(
+        m.ContextParams, m.ContextResult, "a snapshot, each line with sourceExecutionId"
+    ),
+    "thread/reconcile": MethodSpec(
+        m.ThreadShowParams, m.ReconcileResult, "settle dead roots as interrupted"
+    ),
+    "context/pin": MethodSpec(
+        m.PinParams, m.PinResult, "add a pin to the calling execution's checkpoint"
+    ),
+    "execution/attach": MethodSpec(
+        m.AttachParams, m.Execution, "register the pid of an interactive run the client started"
+    ),
+    "execution/settle": MethodSpec(
+        m.SettleParams, m.Execution, "record the outcome of a root; projects its checkpoint"
+    ),
+    "execution/show": MethodSpec(m.ExecutionRef, m.Execution, "one execution, with its policy"),
+    "execution/wait": MethodSpec(m.WaitParams, m.Execution, "block until the execution settles"),
+    "execution/cancel": MethodSpec(
+        m.ExecutionRef, m.Execution, "end an execution; cascades down its graph"
+    ),
+    "execution/delegate": MethodSpec(
+        m.DelegateParams, m.DelegateResult, "from inside a run: a child for an agent in delegatesTo"
+    ),
+    "delegation/tree": MethodSpec(
+        m.TreeParams, m.TreeNode, "the graph of a root, with its thread or legacy-unthreaded"
+    ),
     "events/subscribe": MethodSpec(
         m.SubscribeParams, m.SubscribeResult, "server notifications on this connection"
     ),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
-from alpd.services.threads import ThreadService
+from alpd.services import graph, pins, views
 from protocol import messages as m
 
 if TYPE_CHECKING:
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 def build_handlers(rt: Runtime) -> dict[str, Handler]:
-    threads = ThreadService(rt.daemon)
+    ex = rt.executions
+    threads = ex.threads
 
     async def ping(session: Session, params: m.Empty) -> m.PingResult:
         return m.PingResult(version=__version__, protocol=m.PROTOCOL_VERSION, pid=os.getpid())
@@ -41,7 +42,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
             database=str(store.path),
             connections=rt.connection_count,
             counts=counts,
-            tasks=[],
+            tasks=rt.task_states(),
         )
 
     async def create(session: Session, params: m.ThreadCreateParams) -> m.Thread:
@@ -61,7 +62,72 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         session.subscribe(methods, params.thread_id)
         return m.SubscribeResult(subscribed=sorted(methods or m.NOTIFICATIONS))
 
+    async def start(session: Session, params: m.StartParams) -> m.ContinueResult:
+        thread = await threads.create(
+            session.caller, m.ThreadCreateParams(title=params.title, cwd=params.cwd)
+        )
+        return await ex.continue_thread(
+            session.caller,
+            m.ContinueParams(
+                thread_id=thread.id, runtime=params.runtime, agent=params.agent,
+                headless=params.headless, prompt=params.prompt, args=params.args,
+                cwd=params.cwd, door=params.door,
+            ),
+        )
+
+    async def continue_(session: Session, params: m.ContinueParams) -> m.ContinueResult:
+        return await ex.continue_thread(session.caller, params)
+
+    async def show(session: Session, params: m.ThreadShowParams) -> m.ThreadShowResult:
+        return await views.show(ex, session.caller, params)
+
+    async def context(session: Session, params: m.ContextParams) -> m.ContextResult:
+        return await views.context(ex, session.caller, params)
+
+    async def reconcile(session: Session, params: m.ThreadShowParams) -> m.ReconcileResult:
+        await threads.get(session.caller, params.thread_id)
+        settled = await ex.reconcile_thread(session.caller, params.thread_id)
+        thread = await threads.get(session.caller, params.thread_id)
+        return m.ReconcileResult(thread=thread, settled=settled)
+
+    async def pin(session: Session, params: m.PinParams) -> m.PinResult:
+        return await pins.pin(rt.daemon, session.caller, params)
+
+    async def attach(session: Session, params: m.AttachParams) -> m.Execution:
+        return await ex.attach(session.caller, params)
+
+    async def settle(session: Session, params: m.SettleParams) -> m.Execution:
+        return await ex.settle(session.caller, params)
+
+    async def show_execution(session: Session, params: m.ExecutionRef) -> m.Execution:
+        return await ex.show(session.caller, params)
+
+    async def wait(session: Session, params: m.WaitParams) -> m.Execution:
+        return await ex.wait(session.caller, params)
+
+    async def cancel(session: Session, params: m.ExecutionRef) -> m.Execution:
+        return await graph.cancel(ex, session.caller, params)
+
+    async def delegate(session: Session, params: m.DelegateParams) -> m.DelegateResult:
+        return await graph.delegate(ex, session.caller, params)
+
+    async def tree(session: Session, params: m.TreeParams) -> m.TreeNode:
+        return await graph.tree(ex, session.caller, params)
+
     table: dict[str, Any] = {
+        "thread/start": start,
+        "thread/continue": continue_,
+        "thread/show": show,
+        "thread/context": context,
+        "thread/reconcile": reconcile,
+        "context/pin": pin,
+        "execution/attach": attach,
+        "execution/settle": settle,
+        "execution/show": show_execution,
+        "execution/wait": wait,
+        "execution/cancel": cancel,
+        "execution/delegate": delegate,
+        "delegation/tree": tree,
         "daemon/ping": ping,
         "daemon/status": status,
         "thread/create": create,

@@ -20,6 +20,7 @@ from alpd.errors import (
     ThreadRevisionConflict,
 )
 from alpd.services.context import Caller, Daemon
+from alpd.services.snapshots import insert_genesis
 from alpd.workspace import workspace_of
 from protocol import jsonrpc
 from protocol.messages import (
@@ -133,6 +134,7 @@ class ThreadService:
                 "INSERT INTO thread_revisions (thread_id, revision, change, at) VALUES (?, 1, 'created', ?)",
                 (thread_id, at),
             )
+            await insert_genesis(conn, thread_id, at)
             return thread_from_row(await load_thread_row(conn, thread_id))
 
         thread = await self.d.store.write(unit)

@@ -1,0 +1,79 @@
+"""Running an interactive root in the user's own terminal.
+
+The daemon returns a launch spec (argv, env additions, cwd); we run it as our child in the
+foreground (it owns the terminal, Ctrl-C goes to it, not to us), register its pid with
+`execution/attach` so pins from inside it are recognised, and settle the root with its exit
+status. If we die first, alpd still sees the process end and reconciles the root.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from alpctl.client import Client, DaemonUnreachable
+
+
+def outcome_for(returncode: int) -> str:
+    if returncode == 0:
+        return "completed"
+    if returncode < 0 or 128 < returncode <= 192:
+        return "interrupted"
+    return "failed"
+
+
+def run_interactive(client: Client, socket_path: Path, result: dict[str, Any]) -> int:
+    launch = result["launch"]
+    execution = result["execution"]
+    env = {**os.environ, **launch["env"]}
+    bin_dir = os.path.dirname(sys.executable)
+    if bin_dir not in env.get("PATH", "").split(os.pathsep):
+        env["PATH"] = bin_dir + os.pathsep + env.get("PATH", os.defpath)
+    try:
+        process = subprocess.Popen(launch["argv"], env=env, cwd=launch["cwd"])
+    except OSError as exc:
+        client.call(
+            "execution/settle",
+            {
+                "executionId": execution["id"],
+                "threadId": execution["threadId"],
+                "outcome": "failed",
+                "summary": f"could not start {launch['argv'][0]}: {exc}",
+            },
+        )
+        print(f"alp: could not start {launch['argv'][0]}: {exc}", file=sys.stderr)
+        return 1
+    client.call("execution/attach", {"executionId": execution["id"], "pid": process.pid})
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        returncode = process.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    outcome = outcome_for(returncode)
+    exit_code = returncode if returncode >= 0 else 128 - returncode
+    try:
+        with Client.connect(socket_path) as settle_client:
+            settle_client.call(
+                "execution/settle",
+                {
+                    "executionId": execution["id"],
+                    "threadId": execution["threadId"],
+                    "outcome": outcome,
+                    "exitCode": exit_code,
+                },
+            )
+    except DaemonUnreachable:
+        print(
+            "alp: the daemon is gone; it will reconcile this root when it returns", file=sys.stderr
+        )
+    thread = result["thread"]
+    print(
+        f"alp: root #{execution.get('sequence')} of {thread['id']} {outcome}; "
+        f"continue with `alp thread continue {thread['id']}`",
+        file=sys.stderr,
+    )
+    return exit_code

@@ -1,0 +1,17 @@
+"""Loading `config.toml` (agents and runtimes) from disk; the parsing itself is pure
+(`alpd.domain.agents`). A missing file means the built-in defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alpd.domain.agents import AgentsConfig, default_config, parse_agents_config
+
+
+def load_config(path: Path) -> AgentsConfig:
+    """The agents config, or ConfigError naming the file, the line and what is wrong."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return default_config()
+    return parse_agents_config(text, source=str(path))

@@ -1,0 +1,18 @@
+"""How an ended process settles a run."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+OutcomeStatus = Literal["completed", "failed", "cancelled", "interrupted"]
+
+
+def outcome_of(exit_code: int | None, *, cancelled: bool) -> OutcomeStatus:
+    """Our cancel → cancelled; exit 0 → completed; ended by a signal nobody here sent
+    (kill -9, OOM, a closed terminal; a shell reports those as 128+N) or with no status at
+    all → interrupted; any other exit → failed."""
+    if cancelled:
+        return "cancelled"
+    if exit_code is None or exit_code < 0 or 128 < exit_code <= 128 + 64:
+        return "interrupted"
+    return "completed" if exit_code == 0 else "failed"

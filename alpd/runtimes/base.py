@@ -1,0 +1,84 @@
+"""The runtime adapter interface: how one agent CLI is launched for a policy.
+
+An adapter is pure as far as it can be: `launch_spec` turns a policy and a launch context
+into argv/env/cwd, and `locate_program` is the one place that looks at PATH. Adapters are
+found by name in `alpd.runtimes.registry` (built-ins plus the `alp.runtimes` entry points).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from alpd.domain.agents import RuntimeConfig
+from alpd.domain.policy import Policy
+from alpd.errors import RuntimeUnavailable
+
+SESSION_CONTEXT_FILE = "session-context.md"
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchContext:
+    """Everything about one run that is not policy: ids, paths, the prompt."""
+
+    execution_id: str
+    thread_id: str | None
+    exec_dir: Path
+    session_context_path: Path
+    socket_path: Path
+    prompt: str | None
+    config: RuntimeConfig
+    program: str
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSpec:
+    """What to execute. `env` holds only additions to the inherited environment."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    native_session_id: str | None = None
+    transcript_path: str | None = None
+    files: dict[str, str] = field(default_factory=dict)
+
+
+class RuntimeAdapter(Protocol):
+    name: str
+    supports_interactive: bool
+    supports_headless: bool
+    #: what to tell a user whose machine lacks the program
+    install_hint: str
+
+    def locate_program(self, config: RuntimeConfig, policy: Policy) -> str:
+        """The program to run, or RUNTIME_UNAVAILABLE naming what was looked for."""
+        ...
+
+    def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec: ...
+
+
+def label_env(ctx: LaunchContext) -> dict[str, str]:
+    """The labels every runtime process gets (DESIGN §4): labels only, never authority."""
+    env = {
+        "ALP_SOCKET": str(ctx.socket_path),
+        "ALP_EXECUTION_ID": ctx.execution_id,
+        "ALP_SESSION_CONTEXT": str(ctx.session_context_path),
+    }
+    if ctx.thread_id is not None:
+        env["ALP_THREAD_ID"] = ctx.thread_id
+    return {**ctx.config.env, **env}
+
+
+def find_program(name: str, configured: str | None, install_hint: str) -> str:
+    """`configured` (config.toml's `command`) or `name` on PATH, else RUNTIME_UNAVAILABLE."""
+    wanted = configured or name
+    found = shutil.which(wanted)
+    if found is None:
+        raise RuntimeUnavailable(
+            f"{wanted!r} was not found (looked on PATH{' and at the configured command' if configured else ''}); "
+            f"{install_hint}",
+            program=wanted,
+        )
+    return found

@@ -1,0 +1,31 @@
+"""The `command` runtime: any program, given after `--`. History: unsupported.
+
+Used by tests and scripts to exercise threads without an agent CLI.
+"""
+
+from __future__ import annotations
+
+from alpd.domain.agents import RuntimeConfig
+from alpd.domain.policy import Policy
+from alpd.errors import InvalidArgument
+from alpd.runtimes.base import LaunchContext, LaunchSpec, find_program, label_env
+
+
+class CommandRuntime:
+    name = "command"
+    supports_interactive = True
+    supports_headless = True
+    install_hint = "give the command after `--`, e.g. `alp thread continue ID --runtime command -- make test`"
+
+    def locate_program(self, config: RuntimeConfig, policy: Policy) -> str:
+        if not policy.args:
+            raise InvalidArgument(
+                "the command runtime runs the arguments after `--`, and none were given",
+                hint=self.install_hint,
+            )
+        return find_program(policy.args[0], None, self.install_hint)
+
+    def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec:
+        return LaunchSpec(
+            argv=[ctx.program, *policy.args[1:]], env=label_env(ctx), cwd=policy.workspace
+        )

@@ -1,0 +1,32 @@
+"""Runtime adapters by name: the built-ins, then third parties' `alp.runtimes` entry points."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import entry_points
+
+from alpd.errors import RuntimeNotFound
+from alpd.runtimes.base import RuntimeAdapter
+from alpd.runtimes.command import CommandRuntime
+
+
+@cache
+def adapters() -> dict[str, RuntimeAdapter]:
+    found: dict[str, RuntimeAdapter] = {"command": CommandRuntime()}
+    for name, module in (("claude", "alpd.runtimes.claude"), ("codex", "alpd.runtimes.codex")):
+        try:
+            found[name] = __import__(module, fromlist=["ADAPTER"]).ADAPTER
+        except ImportError:
+            continue
+    for entry in entry_points(group="alp.runtimes"):
+        found.setdefault(entry.name, entry.load()())
+    return found
+
+
+def adapter(name: str) -> RuntimeAdapter:
+    found = adapters().get(name)
+    if found is None:
+        raise RuntimeNotFound(
+            f"no runtime {name!r}; known: {', '.join(sorted(adapters()))}", runtime=name
+        )
+    return found

@@ -1,0 +1,391 @@
+"""Roots of a thread: continue (open root n+1), attach, settle (→ projection), wait, show.
+
+`continue` and `settle` each run as one store unit under the thread's lease: continue reads
+the current snapshot (verified), binds the new root's policy to it and inserts the root;
+settle records the outcome and projects the root's checkpoint into revision n+1 in the same
+transaction, so a crash leaves the thread at revision n or n+1, never between.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiosqlite
+import anyio
+import msgspec
+import structlog
+
+from alpd.domain.agents import AgentDefinition, AgentsConfig
+from alpd.domain.context import Outcome as DomainOutcome
+from alpd.domain.context import seed_checkpoint
+from alpd.domain.ids import EXECUTION_PREFIX
+from alpd.domain.outcomes import outcome_of
+from alpd.domain.policy import (
+    Origin,
+    Policy,
+    PolicyRequest,
+    ThreadBinding,
+    build_policy,
+    policy_document,
+    policy_hash,
+)
+from alpd.domain.projector import project_context
+from alpd.domain.session_context import render_session_context
+from alpd.errors import (
+    ExecutionNotFound,
+    ExecutionSettled,
+    InvalidArgument,
+    PermissionDenied,
+    SpawnFailed,
+    ThreadBusy,
+    ThreadClosed,
+    ThreadExecutionBindingMismatch,
+)
+from alpd.files import write_private_file
+from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext, LaunchSpec, RuntimeAdapter
+from alpd.runtimes.registry import adapter as runtime_adapter
+from alpd.services.context import Caller, Daemon
+from alpd.services.leases import Leases
+from alpd.services.reconcile import reconcile
+from alpd.services.rows import execution_from_row, load_execution_row
+from alpd.services.snapshots import (
+    insert_snapshot,
+    load_checkpoint,
+    load_snapshot,
+    save_checkpoint,
+)
+from alpd.services.threads import ThreadService, bump_revision, check_owner, load_thread_row, thread_from_row
+from alpd.supervisor.processes import ProcessIdentity, identify
+from alpd.supervisor.supervisor import ExitReport, Supervisor
+from protocol import jsonrpc
+from protocol import messages as m
+
+DEFAULT_AGENT = "claude"
+
+log = structlog.get_logger("alpd.executions")
+
+AfterSettle = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    home: Path
+    socket_path: Path
+
+    def exec_dir(self, execution_id: str) -> Path:
+        return self.home / "executions" / execution_id
+
+
+class Executions:
+    def __init__(self, daemon: Daemon, paths: Paths, agents: AgentsConfig, leases: Leases) -> None:
+        self.d = daemon
+        self.paths = paths
+        self.agents = agents
+        self.leases = leases
+        self.threads = ThreadService(daemon)
+        self.supervisor: Supervisor | None = None
+        self.after_settle: list[AfterSettle] = []
+        self._settled: dict[str, anyio.Event] = {}
+        self.environ: dict[str, str] = dict(os.environ)
+
+    # publishing
+
+    def publish(self, execution: m.Execution, change: str) -> None:
+        frame = jsonrpc.encode_notification(
+            "execution/changed", m.ExecutionChanged(execution=execution, change=change)
+        )
+        self.d.events.publish("execution/changed", frame, execution.thread_id)
+
+    # continue
+
+    def resolve_agent(self, agent: str | None, runtime: str | None) -> AgentDefinition:
+        name = agent or runtime or DEFAULT_AGENT
+        definition = self.agents.agent(name)
+        if runtime is not None and definition.runtime != runtime:
+            raise InvalidArgument(
+                f"agent {definition.name!r} runs on {definition.runtime!r}, not {runtime!r}; "
+                "name an agent of that runtime or drop --runtime",
+                agent=definition.name,
+                runtime=runtime,
+            )
+        return definition
+
+    async def continue_thread(
+        self, caller: Caller, params: m.ContinueParams, *, origin: Origin | None = None
+    ) -> m.ContinueResult:
+        agent = self.resolve_agent(params.agent, params.runtime)
+        runtime = runtime_adapter(agent.runtime)
+        if params.headless and not runtime.supports_headless:
+            raise InvalidArgument(f"the {runtime.name} runtime cannot run headless")
+        if not params.headless and not runtime.supports_interactive:
+            raise InvalidArgument(f"the {runtime.name} runtime cannot run interactive")
+        request = PolicyRequest(
+            agent=agent.name,
+            kind=params.kind,
+            headless=params.headless,
+            workspace=params.cwd or "/",
+            origin=origin or Origin(door=params.door, by=f"uid:{caller.uid}"),
+            runtime=agent.runtime,
+            cwd=params.cwd,
+            args=tuple(params.args),
+        )
+        config = self.agents.runtime(agent.runtime)
+        program = runtime.locate_program(config, build_policy(agent, request, None))
+        await self.reconcile_thread(caller, params.thread_id)
+        execution_id = self.d.clock.new_id(EXECUTION_PREFIX)
+        exec_dir = self.paths.exec_dir(execution_id)
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> tuple[m.ContinueResult, Policy, LaunchSpec]:
+            thread_row = await load_thread_row(conn, params.thread_id)
+            check_owner(thread_row, caller)
+            if thread_row["status"] != "open":
+                raise ThreadClosed(
+                    f"thread {params.thread_id} is {thread_row['status']}; start a new one with `alp`",
+                    threadId=params.thread_id,
+                )
+            async with conn.execute(
+                "SELECT id FROM executions WHERE thread_id = ? AND is_root = 1 "
+                "AND status != 'settled'",
+                (params.thread_id,),
+            ) as cur:
+                busy = await cur.fetchone()
+            if busy is not None:
+                raise ThreadBusy(
+                    f"thread {params.thread_id} is running root {busy['id']}; wait for it, "
+                    f"or `alp thread reconcile {params.thread_id}` if it died",
+                    threadId=params.thread_id,
+                    busyRoot=busy["id"],
+                )
+            await bump_revision(
+                conn, params.thread_id, "continued", at, if_revision=params.if_revision,
+                detail=execution_id,
+            )
+            snapshot, digest = await load_snapshot(
+                conn, params.thread_id, thread_row["context_revision"]
+            )
+            binding = ThreadBinding(
+                id=params.thread_id, context_revision=snapshot.revision, context_digest=digest
+            )
+            policy = build_policy(agent, request, binding)
+            async with conn.execute(
+                "SELECT coalesce(max(sequence), 0) + 1 FROM executions WHERE thread_id = ?",
+                (params.thread_id,),
+            ) as cur:
+                sequence = int((await cur.fetchone())[0])  # type: ignore[index]
+            exec_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            context_path = exec_dir / SESSION_CONTEXT_FILE
+            write_private_file(
+                context_path, render_session_context(snapshot, thread_title=thread_row["title"])
+            )
+            ctx = LaunchContext(
+                execution_id=execution_id, thread_id=params.thread_id, exec_dir=exec_dir,
+                session_context_path=context_path, socket_path=self.paths.socket_path,
+                prompt=params.prompt, config=config, program=program,
+            )
+            spec = runtime.launch_spec(policy, ctx)
+            await conn.execute(
+                "INSERT INTO executions (id, owner_uid, thread_id, is_root, root_id, sequence, "
+                "runtime, agent, kind, origin, headless, status, policy, policy_hash, "
+                "context_revision, context_digest, cwd, exec_dir, launcher_pid, "
+                "native_session_id, transcript_path, created_at) "
+                "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    execution_id, caller.uid, params.thread_id, execution_id, sequence,
+                    policy.runtime, policy.agent, policy.kind,
+                    msgspec.json.encode(policy.origin).decode(), int(policy.headless),
+                    policy_document(policy), policy_hash(policy), binding.context_revision,
+                    binding.context_digest, spec.cwd, str(exec_dir), caller.pid,
+                    spec.native_session_id, spec.transcript_path, at,
+                ),
+            )
+            await save_checkpoint(conn, seed_checkpoint(execution_id, snapshot), at)
+            thread = thread_from_row(
+                await load_thread_row(conn, params.thread_id), busy_root=execution_id
+            )
+            execution = execution_from_row(await load_execution_row(conn, execution_id))
+            launch = None if params.headless else m.LaunchSpec(
+                argv=spec.argv, env=spec.env, cwd=spec.cwd
+            )
+            result = m.ContinueResult(
+                thread=thread, execution=execution, session_context_path=str(context_path),
+                launch=launch,
+            )
+            return result, policy, spec
+
+        async with self.leases.thread(params.thread_id):
+            result, policy, spec = await self.d.store.write(unit)
+        self._settled[execution_id] = anyio.Event()
+        self.publish(result.execution, "reserved")
+        if params.headless:
+            result = await self._start_headless(caller, result, spec, runtime)
+        return result
+
+    async def _start_headless(
+        self, caller: Caller, result: m.ContinueResult, spec: LaunchSpec, runtime: RuntimeAdapter
+    ) -> m.ContinueResult:
+        assert self.supervisor is not None
+        execution = result.execution
+        exec_dir = self.paths.exec_dir(execution.id)
+        try:
+            identity = await self.supervisor.spawn(execution.id, spec, exec_dir, self.environ)
+        except SpawnFailed as exc:
+            settled = await self.settle(
+                caller, m.SettleParams(execution_id=execution.id, outcome="failed",
+                                       summary=exc.message),
+                output_tail=exc.message,
+            )
+            return m.ContinueResult(
+                thread=result.thread, execution=settled,
+                session_context_path=result.session_context_path,
+            )
+        running = await self.mark_running(execution.id, identity)
+        return m.ContinueResult(
+            thread=result.thread, execution=running,
+            session_context_path=result.session_context_path,
+        )
+
+    async def mark_running(self, execution_id: str, identity: ProcessIdentity) -> m.Execution:
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> m.Execution:
+            await conn.execute(
+                "UPDATE executions SET status = 'running', pid = ?, pid_start_time = ?, "
+                "boot_id = ?, started_at = coalesce(started_at, ?) "
+                "WHERE id = ? AND status != 'settled'",
+                (identity.pid, identity.start_time, identity.boot_id, at, execution_id),
+            )
+            return execution_from_row(await load_execution_row(conn, execution_id))
+
+        execution = await self.d.store.write(unit)
+        self.publish(execution, "running")
+        return execution
+
+    # attach (interactive runs started by the client)
+
+    async def attach(self, caller: Caller, params: m.AttachParams) -> m.Execution:
+        row = await self.d.store.fetchone(
+            "SELECT owner_uid, launcher_pid, status, headless FROM executions WHERE id = ?",
+            (params.execution_id,),
+        )
+        if row is None:
+            raise ExecutionNotFound(f"no execution {params.execution_id!r}", executionId=params.execution_id)
+        if row["owner_uid"] != caller.uid:
+            raise PermissionDenied("the execution belongs to another user")
+        if row["status"] == "settled":
+            raise ExecutionSettled(f"execution {params.execution_id} has settled")
+        if row["headless"]:
+            raise InvalidArgument("a headless execution is supervised by alpd, not attached")
+        identity = identify(params.pid)
+        if identity is None:
+            raise InvalidArgument(f"no process {params.pid}", pid=params.pid)
+        return await self.mark_running(params.execution_id, identity)
+
+    # settle
+
+    async def settle(
+        self, caller: Caller | None, params: m.SettleParams, *, output_tail: str | None = None
+    ) -> m.Execution:
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> tuple[m.Execution, m.Thread | None]:
+            row = await load_execution_row(conn, params.execution_id)
+            if caller is not None and row["owner_uid"] != caller.uid:
+                raise PermissionDenied("the execution belongs to another user")
+            if params.thread_id is not None and (
+                row["thread_id"] != params.thread_id or not row["is_root"]
+            ):
+                raise ThreadExecutionBindingMismatch(
+                    f"execution {params.execution_id} is not a root of thread {params.thread_id}",
+                    threadId=params.thread_id, executionId=params.execution_id,
+                )
+            if row["status"] == "settled":
+                raise ExecutionSettled(
+                    f"execution {params.execution_id} already settled {row['outcome']}",
+                    outcome=row["outcome"],
+                )
+            await conn.execute(
+                "UPDATE executions SET status = 'settled', outcome = ?, exit_code = ?, "
+                "summary = ?, output_tail = coalesce(?, output_tail), settled_at = ? WHERE id = ?",
+                (params.outcome, params.exit_code, params.summary, output_tail, at,
+                 params.execution_id),
+            )
+            thread = None
+            if row["is_root"] and row["thread_id"] is not None:
+                thread = await self._project(conn, row["thread_id"], params, at)
+            return execution_from_row(await load_execution_row(conn, params.execution_id)), thread
+
+        execution, thread = await self.d.store.write(unit)
+        self.publish(execution, "settled")
+        event = self._settled.pop(execution.id, None)
+        if event is not None:
+            event.set()
+        if thread is not None:
+            frame = jsonrpc.encode_notification(
+                "thread/changed", m.ThreadChanged(thread=thread, change="settled")
+            )
+            self.d.events.publish("thread/changed", frame, thread.id)
+        for hook in self.after_settle:
+            try:
+                await hook(execution.id)
+            except Exception:
+                log.exception("after_settle_failed", execution=execution.id)
+        return execution
+
+    async def _project(
+        self, conn: aiosqlite.Connection, thread_id: str, params: m.SettleParams, at: str
+    ) -> m.Thread:
+        thread_row = await load_thread_row(conn, thread_id)
+        snapshot, _ = await load_snapshot(conn, thread_id, thread_row["context_revision"])
+        checkpoint = await load_checkpoint(conn, params.execution_id)
+        outcome = DomainOutcome(
+            execution_id=params.execution_id, status=params.outcome, summary=params.summary,
+            exit_code=params.exit_code, at=at,
+        )
+        projection = project_context(snapshot, checkpoint, outcome)
+        await insert_snapshot(conn, projection.snapshot, at)
+        await bump_revision(
+            conn, thread_id, "settled", at, detail=params.execution_id,
+            sets={"context_revision": projection.snapshot.revision},
+        )
+        return thread_from_row(await load_thread_row(conn, thread_id))
+
+    async def on_exit(self, execution_id: str, report: ExitReport) -> None:
+        """The supervisor saw a headless run end: settle it with what its exit says."""
+        params = m.SettleParams(
+            execution_id=execution_id, outcome=outcome_of(report.exit_code, cancelled=report.cancelled), exit_code=report.exit_code
+        )
+        try:
+            await self.settle(None, params, output_tail=report.output_tail or None)
+        except ExecutionSettled:
+            pass
+
+    # wait / show
+
+    async def wait(self, caller: Caller, params: m.WaitParams) -> m.Execution:
+        execution = await self.show(caller, m.ExecutionRef(execution_id=params.execution_id))
+        if execution.status == "settled":
+            return execution
+        event = self._settled.setdefault(params.execution_id, anyio.Event())
+        with anyio.move_on_after(params.timeout if params.timeout is not None else float("inf")):
+            await event.wait()
+        return await self.show(caller, m.ExecutionRef(execution_id=params.execution_id))
+
+    async def show(self, caller: Caller, params: m.ExecutionRef) -> m.Execution:
+        row = await self.d.store.fetchone(
+            "SELECT * FROM executions WHERE id = ?", (params.execution_id,)
+        )
+        if row is None:
+            raise ExecutionNotFound(f"no execution {params.execution_id!r}", executionId=params.execution_id)
+        if row["owner_uid"] != caller.uid:
+            raise PermissionDenied("the execution belongs to another user")
+        return execution_from_row(row, with_policy=True)
+
+    async def reconcile_thread(self, caller: Caller, thread_id: str) -> list[str]:
+        return await reconcile(self, thread_id)
+
+
+__all__ = ["DEFAULT_AGENT", "Executions", "Paths"]

@@ -1,0 +1,44 @@
+"""`context/pin`: a line added to the calling execution's checkpoint (digest recomputed)."""
+
+from __future__ import annotations
+
+import aiosqlite
+import msgspec
+
+from alpd.domain.context import Pin, add_pin, checkpoint_is_intact, make_checkpoint
+from alpd.errors import InvalidArgument
+from alpd.services.callers import execution_of_caller
+from alpd.services.context import Caller, Daemon
+from alpd.services.snapshots import load_checkpoint, save_checkpoint
+from protocol import messages as m
+
+MAX_PIN_BYTES = 4096
+
+
+async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResult:
+    text = params.text.strip()
+    if not text:
+        raise InvalidArgument("a pin needs text: `alp context pin decision -- TEXT`")
+    if len(text.encode()) > MAX_PIN_BYTES:
+        raise InvalidArgument(
+            f"a pin is at most {MAX_PIN_BYTES} bytes; keep large artifacts in the workspace "
+            "and pin their path",
+            limit=MAX_PIN_BYTES,
+        )
+    row = await execution_of_caller(daemon.store, caller)
+    execution_id = row["id"]
+    at = daemon.clock.now_iso()
+
+    async def unit(conn: aiosqlite.Connection) -> m.PinResult:
+        current = await load_checkpoint(conn, execution_id) or make_checkpoint(execution_id)
+        updated = add_pin(current, Pin(kind=params.kind, text=text, at=at, execution_id=execution_id))
+        if not checkpoint_is_intact(current):
+            # A pin must not launder a tampered checkpoint into a valid one.
+            updated = msgspec.structs.replace(updated, digest=current.digest)
+        await save_checkpoint(conn, updated, at)
+        return m.PinResult(
+            execution_id=execution_id, thread_id=row["thread_id"], kind=params.kind, text=text,
+            at=at, checkpoint_digest=updated.digest, pins=len(updated.pins),
+        )
+
+    return await daemon.store.write(unit)

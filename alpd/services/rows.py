@@ -1,0 +1,81 @@
+"""Execution rows to wire types, and the queries several services share."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+import aiosqlite
+import msgspec
+
+from alpd.errors import ExecutionNotFound
+from protocol.messages import Execution, Origin, Usage
+
+EXECUTION_COLUMNS = """
+    id, owner_uid, thread_id, is_root, root_id, parent_id, sequence, runtime, agent, kind,
+    origin, headless, status, outcome, exit_code, summary, policy, policy_hash,
+    context_revision, context_digest, cwd, exec_dir, launcher_pid, pid, pid_start_time,
+    boot_id, native_session_id, transcript_path, usage, cost_usd, output_tail, history_level,
+    history_skipped, created_at, started_at, settled_at
+"""
+
+_origin = msgspec.json.Decoder(Origin)
+_usage = msgspec.json.Decoder(Usage)
+
+
+def _duration(started: str | None, settled: str | None) -> float | None:
+    if not started or not settled:
+        return None
+    begin = datetime.fromisoformat(started.replace("Z", "+00:00"))
+    end = datetime.fromisoformat(settled.replace("Z", "+00:00"))
+    return round((end - begin).total_seconds(), 3)
+
+
+def execution_from_row(row: sqlite3.Row, *, with_policy: bool = False) -> Execution:
+    policy: dict[str, Any] | None = None
+    if with_policy:
+        policy = msgspec.json.decode(bytes(row["policy"]))
+    return Execution(
+        id=row["id"],
+        root_id=row["root_id"],
+        runtime=row["runtime"],
+        agent=row["agent"],
+        kind=row["kind"],
+        origin=_origin.decode(row["origin"]),
+        headless=bool(row["headless"]),
+        status=row["status"],
+        policy_hash=row["policy_hash"],
+        cwd=row["cwd"],
+        created_at=row["created_at"],
+        thread_id=row["thread_id"],
+        parent_id=row["parent_id"],
+        sequence=row["sequence"],
+        outcome=row["outcome"],
+        exit_code=row["exit_code"],
+        summary=row["summary"],
+        context_revision=row["context_revision"],
+        context_digest=row["context_digest"],
+        pid=row["pid"],
+        started_at=row["started_at"],
+        settled_at=row["settled_at"],
+        duration_seconds=_duration(row["started_at"] or row["created_at"], row["settled_at"]),
+        usage=_usage.decode(row["usage"]) if row["usage"] else None,
+        cost_usd=row["cost_usd"],
+        output_tail=row["output_tail"],
+        history_level=row["history_level"],
+        history_skipped=row["history_skipped"] if row["history_level"] == "partial" else None,
+        native_session_id=row["native_session_id"],
+        transcript_path=row["transcript_path"],
+        policy=policy,
+    )
+
+
+async def load_execution_row(conn: aiosqlite.Connection, execution_id: str) -> sqlite3.Row:
+    async with conn.execute(
+        f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE id = ?", (execution_id,)
+    ) as cur:
+        row = await cur.fetchone()
+    if row is None:
+        raise ExecutionNotFound(f"no execution {execution_id!r}", executionId=execution_id)
+    return row

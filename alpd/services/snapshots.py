@@ -1,0 +1,132 @@
+"""Reading and writing the digest-chained snapshots and the checkpoints of executions.
+
+Every read verifies: the bytes match the stored digest, the stored previous digest matches
+the revision before, and the thread row's context revision names the newest snapshot.
+Any mismatch is THREAD_CONTEXT_TAMPERED (invariant 3), wherever the snapshot is read.
+"""
+
+from __future__ import annotations
+
+import aiosqlite
+import msgspec
+
+from alpd.domain.context import (
+    Checkpoint,
+    Snapshot,
+    genesis,
+    snapshot_bytes,
+    snapshot_digest,
+    verify_snapshot,
+)
+from alpd.errors import ThreadContextTampered
+
+_checkpoint_decoder = msgspec.json.Decoder(Checkpoint)
+
+
+async def insert_snapshot(conn: aiosqlite.Connection, snapshot: Snapshot, at: str) -> str:
+    digest = snapshot_digest(snapshot)
+    await conn.execute(
+        "INSERT INTO snapshots (thread_id, revision, body, digest, previous_digest, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (snapshot.thread_id, snapshot.revision, snapshot_bytes(snapshot), digest,
+         snapshot.previous_digest, at),
+    )
+    return digest
+
+
+async def insert_genesis(conn: aiosqlite.Connection, thread_id: str, at: str) -> str:
+    return await insert_snapshot(conn, genesis(thread_id), at)
+
+
+async def load_snapshot(
+    conn: aiosqlite.Connection, thread_id: str, revision: int
+) -> tuple[Snapshot, str]:
+    """Snapshot `revision` of the thread, verified against its digest and its predecessor."""
+    async with conn.execute(
+        "SELECT revision, body, digest, previous_digest FROM snapshots "
+        "WHERE thread_id = ? AND revision IN (?, ?) ORDER BY revision",
+        (thread_id, revision - 1, revision),
+    ) as cur:
+        rows = list(await cur.fetchall())
+    current = rows[-1] if rows and rows[-1]["revision"] == revision else None
+    if current is None:
+        raise ThreadContextTampered(
+            f"snapshot {revision} of thread {thread_id} is missing", threadId=thread_id,
+            revision=revision,
+        )
+    expected_previous = rows[0]["digest"] if len(rows) == 2 else None
+    if revision > 0 and expected_previous is None:
+        raise ThreadContextTampered(
+            f"snapshot {revision - 1} of thread {thread_id} is missing", threadId=thread_id,
+            revision=revision - 1,
+        )
+    if current["previous_digest"] != expected_previous:
+        raise ThreadContextTampered(
+            f"snapshot {revision} of thread {thread_id} is not chained to its predecessor",
+            threadId=thread_id, revision=revision,
+        )
+    try:
+        snapshot = verify_snapshot(bytes(current["body"]), current["digest"], expected_previous)
+    except ThreadContextTampered as exc:
+        exc.data.setdefault("threadId", thread_id)
+        raise
+    if snapshot.thread_id != thread_id or snapshot.revision != revision:
+        raise ThreadContextTampered(
+            f"snapshot {revision} names another thread or revision", threadId=thread_id,
+            revision=revision,
+        )
+    return snapshot, str(current["digest"])
+
+
+async def load_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> None:
+    """Verify every link of the chain from revision 0 to `upto`."""
+    previous: str | None = None
+    async with conn.execute(
+        "SELECT revision, body, digest, previous_digest FROM snapshots "
+        "WHERE thread_id = ? AND revision <= ? ORDER BY revision",
+        (thread_id, upto),
+    ) as cur:
+        rows = list(await cur.fetchall())
+    if [row["revision"] for row in rows] != list(range(upto + 1)):
+        raise ThreadContextTampered(
+            f"the snapshot chain of thread {thread_id} has a gap", threadId=thread_id
+        )
+    for row in rows:
+        if row["previous_digest"] != previous:
+            raise ThreadContextTampered(
+                f"snapshot {row['revision']} is not chained to its predecessor",
+                threadId=thread_id, revision=row["revision"],
+            )
+        verify_snapshot(bytes(row["body"]), row["digest"], previous)
+        previous = row["digest"]
+
+
+async def save_checkpoint(conn: aiosqlite.Connection, checkpoint: Checkpoint, at: str) -> None:
+    await conn.execute(
+        "INSERT INTO checkpoints (execution_id, body, digest, updated_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (execution_id) DO UPDATE SET body = excluded.body, "
+        "digest = excluded.digest, updated_at = excluded.updated_at",
+        (checkpoint.execution_id, msgspec.json.encode(checkpoint), checkpoint.digest, at),
+    )
+
+
+async def load_checkpoint(conn: aiosqlite.Connection, execution_id: str) -> Checkpoint | None:
+    """The execution's checkpoint, or None when it is missing or unreadable.
+
+    A readable checkpoint whose digest no longer matches is returned as is: the projector
+    sees it is broken and degrades (invariant 6).
+    """
+    async with conn.execute(
+        "SELECT body, digest FROM checkpoints WHERE execution_id = ?", (execution_id,)
+    ) as cur:
+        row = await cur.fetchone()
+    if row is None:
+        return None
+    try:
+        checkpoint = _checkpoint_decoder.decode(bytes(row["body"]))
+    except msgspec.DecodeError:
+        return None
+    if checkpoint.digest != row["digest"] or checkpoint.execution_id != execution_id:
+        # Two digests that disagree: keep the column's, so the projector sees a broken one.
+        return msgspec.structs.replace(checkpoint, digest=str(row["digest"]), execution_id=execution_id)
+    return checkpoint

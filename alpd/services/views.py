@@ -1,0 +1,68 @@
+"""Read-side use cases: `thread/show` (reconciled first) and `thread/context`."""
+
+from __future__ import annotations
+
+import aiosqlite
+import msgspec
+
+from alpd.domain.context import Snapshot
+from alpd.errors import InvalidArgument
+from alpd.services.context import Caller
+from alpd.services.executions import Executions
+from alpd.services.rows import execution_from_row
+from alpd.services.snapshots import load_chain, load_snapshot
+from alpd.services.threads import check_owner, load_thread_row
+from protocol import messages as m
+
+#: worst first: a thread's history level is the worst of its roots'
+_LEVEL_ORDER: tuple[m.HistoryLevel, ...] = ("final-only", "partial", "pending", "unsupported", "complete")
+
+
+def history_level(levels: list[m.HistoryLevel]) -> m.HistoryLevel:
+    if not levels:
+        return "complete"
+    return min(levels, key=_LEVEL_ORDER.index)
+
+
+def _context_result(snapshot: Snapshot, digest: str) -> m.ContextResult:
+    return m.ContextResult(
+        thread_id=snapshot.thread_id, revision=snapshot.revision, digest=digest,
+        snapshot=msgspec.to_builtins(snapshot),
+    )
+
+
+async def context(ex: Executions, caller: Caller, params: m.ContextParams) -> m.ContextResult:
+    async def unit(conn: aiosqlite.Connection) -> m.ContextResult:
+        row = await load_thread_row(conn, params.thread_id)
+        check_owner(row, caller)
+        revision = row["context_revision"] if params.revision is None else params.revision
+        if not 0 <= revision <= row["context_revision"]:
+            raise InvalidArgument(
+                f"thread {params.thread_id} has context revisions 0..{row['context_revision']}",
+                revision=revision,
+            )
+        await load_chain(conn, params.thread_id, row["context_revision"])
+        snapshot, digest = await load_snapshot(conn, params.thread_id, revision)
+        return _context_result(snapshot, digest)
+
+    return await ex.d.store.write(unit)
+
+
+async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.ThreadShowResult:
+    await ex.threads.get(caller, params.thread_id)
+    await ex.reconcile_thread(caller, params.thread_id)
+    rows = await ex.d.store.fetchall(
+        "SELECT * FROM executions WHERE thread_id = ? ORDER BY is_root DESC, sequence, created_at",
+        (params.thread_id,),
+    )
+    roots = [execution_from_row(r) for r in rows if r["is_root"]]
+    children = sum(1 for r in rows if not r["is_root"])
+    ctx = await context(ex, caller, m.ContextParams(thread_id=params.thread_id))
+    thread = await ex.threads.get(caller, params.thread_id)
+    busy = next((r.id for r in roots if r.status != "settled"), None)
+    thread = msgspec.structs.replace(thread, busy_root=busy, root_count=len(roots))
+    levels: list[m.HistoryLevel] = [r.history_level or "pending" for r in roots if r.status == "settled"]
+    summary = m.HistorySummary(level=history_level(levels), entries=0, roots=len(roots))
+    return m.ThreadShowResult(
+        thread=thread, roots=roots, context=ctx, history=summary, children=children
+    )

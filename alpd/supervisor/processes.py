@@ -1,0 +1,120 @@
+"""OS processes of runs: identity that survives pid reuse, liveness, and ending whole trees.
+
+A run is identified by (pid, start time, boot id): a pid alone can be reused after the run
+ends, and start times restart with the machine. Ending a run: SIGTERM to its process group,
+a grace period, then SIGKILL to whatever is left — including descendants that left the group
+with setsid/double-fork. Those are found by the `ALP_EXECUTION_ID` label every process of a
+run inherits (a process may drop it; then it also gave up being part of the run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from dataclasses import dataclass
+from functools import cache
+
+import anyio
+import psutil
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessIdentity:
+    pid: int
+    start_time: float
+    boot_id: str
+
+
+@cache
+def boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return f"boot-{psutil.boot_time():.0f}"
+
+
+def identify(pid: int) -> ProcessIdentity | None:
+    try:
+        return ProcessIdentity(pid, psutil.Process(pid).create_time(), boot_id())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
+def is_alive(identity: ProcessIdentity) -> bool:
+    """True while the very process of `identity` runs (not a zombie, not a reused pid)."""
+    if identity.boot_id != boot_id():
+        return False
+    try:
+        process = psutil.Process(identity.pid)
+        if abs(process.create_time() - identity.start_time) > 0.01:
+            return False
+        return process.status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+def ancestry(pid: int, limit: int = 64) -> list[int]:
+    """`pid` and its parents up to init (bounded, so a loop in /proc cannot hang us)."""
+    chain: list[int] = []
+    with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+        process: psutil.Process | None = psutil.Process(pid)
+        while process is not None and len(chain) < limit:
+            chain.append(process.pid)
+            process = process.parent()
+    return chain
+
+
+def members(execution_id: str, root: ProcessIdentity | None) -> list[psutil.Process]:
+    """Every live process of a run: the root's descendants and anything labelled with it."""
+    found: dict[int, psutil.Process] = {}
+    if root is not None and is_alive(root):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            top = psutil.Process(root.pid)
+            found[top.pid] = top
+            for child in top.children(recursive=True):
+                found[child.pid] = child
+    uid = os.getuid()
+    for process in psutil.process_iter(["uids"]):
+        if process.pid in found or process.pid == os.getpid():
+            continue
+        try:
+            if process.info["uids"] is None or process.info["uids"].real != uid:
+                continue
+            if process.environ().get("ALP_EXECUTION_ID") == execution_id:
+                found[process.pid] = process
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return list(found.values())
+
+
+def _signal_all(processes: list[psutil.Process], signum: int) -> None:
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            process.send_signal(signum)
+
+
+async def end_run(execution_id: str, root: ProcessIdentity | None, grace: float = 5.0) -> None:
+    """SIGTERM the run's group and members, wait up to `grace`, then SIGKILL what is left."""
+    targets = members(execution_id, root)
+    if root is not None and is_alive(root):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(root.pid, signal.SIGTERM)
+    _signal_all(targets, signal.SIGTERM)
+    with anyio.move_on_after(grace):
+        while any(_running(p) for p in targets):
+            await anyio.sleep(0.05)
+    # Look again: a process may have forked while dying.
+    leftovers = [p for p in [*targets, *members(execution_id, root)] if _running(p)]
+    if root is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(root.pid, signal.SIGKILL)
+    _signal_all(leftovers, signal.SIGKILL)
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -1,0 +1,146 @@
+"""Headless runs under alpd: spawned in their own session, watched to their end.
+
+A run's stdout and stderr go to files in its execution directory, never to pipes: a pipe
+would die with the daemon and take the run with it (SIGPIPE). The run is wrapped in a tiny
+`sh` that writes the exit status to `exit-status` when the program ends, so a daemon that
+restarted (and so is no longer the parent, and cannot `wait()`) still learns how it ended.
+
+After a restart, headless runs are *re-adopted*: their identity (pid, start time, boot id)
+is checked and they are watched by polling until they end. Interactive runs belong to the
+user's terminal; the client settles them, and reconcile settles them `interrupted` if their
+process vanished first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
+
+from alpd.errors import SpawnFailed
+from alpd.runtimes.base import LaunchSpec
+from alpd.socket_activation import scrub_systemd_env
+from alpd.supervisor.processes import ProcessIdentity, end_run, identify, is_alive
+
+EXIT_STATUS_FILE: Final = "exit-status"
+STDOUT_FILE: Final = "stdout.log"
+STDERR_FILE: Final = "stderr.log"
+OUTPUT_TAIL_BYTES: Final = 2048
+ADOPTED_POLL_SECONDS: Final = 0.25
+
+_SHIM: Final = (
+    'status_file="$1"; shift; "$@"; rc=$?; '
+    'printf "%s" "$rc" > "$status_file.tmp" && mv "$status_file.tmp" "$status_file"; exit $rc'
+)
+
+log = structlog.get_logger("alpd.supervisor")
+
+
+@dataclass(frozen=True, slots=True)
+class ExitReport:
+    exit_code: int | None
+    cancelled: bool
+    output_tail: str
+
+
+OnExit = Callable[[str, ExitReport], Awaitable[None]]
+
+
+def read_exit_status(exec_dir: Path) -> int | None:
+    try:
+        return int((exec_dir / EXIT_STATUS_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def output_tail(exec_dir: Path, limit: int = OUTPUT_TAIL_BYTES) -> str:
+    """The last `limit` bytes of the run's stderr, else stdout (what explains a failure)."""
+    for name in (STDERR_FILE, STDOUT_FILE):
+        path = exec_dir / name
+        with contextlib.suppress(OSError):
+            size = path.stat().st_size
+            if size:
+                with path.open("rb") as f:
+                    f.seek(max(0, size - limit))
+                    return f.read().decode("utf-8", errors="replace")
+    return ""
+
+
+class Supervisor:
+    def __init__(self, task_group: TaskGroup, on_exit: OnExit, grace: float = 5.0) -> None:
+        self._tg = task_group
+        self._on_exit = on_exit
+        self._grace = grace
+        self._identities: dict[str, ProcessIdentity] = {}
+        self._cancelled: set[str] = set()
+
+    def watching(self, execution_id: str) -> bool:
+        return execution_id in self._identities
+
+    async def spawn(
+        self, execution_id: str, spec: LaunchSpec, exec_dir: Path, base_env: Mapping[str, str]
+    ) -> ProcessIdentity:
+        env = {**scrub_systemd_env(base_env), **spec.env}
+        argv = ["/bin/sh", "-c", _SHIM, "alp-run", str(exec_dir / EXIT_STATUS_FILE), *spec.argv]
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        out = os.open(exec_dir / STDOUT_FILE, flags, 0o600)
+        err = os.open(exec_dir / STDERR_FILE, flags, 0o600)
+        try:
+            process = await anyio.open_process(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=spec.cwd, env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SpawnFailed(f"could not start {spec.argv[0]}: {exc}", argv=spec.argv) from exc
+        finally:
+            os.close(out)
+            os.close(err)
+        identity = identify(process.pid) or ProcessIdentity(process.pid, 0.0, "")
+        self._identities[execution_id] = identity
+        log.info("run_started", execution=execution_id, pid=process.pid)
+
+        async def watch() -> None:
+            returncode = await process.wait()
+            status = read_exit_status(exec_dir)
+            await self._finish(execution_id, exec_dir, status if status is not None else returncode)
+
+        self._tg.start_soon(watch)
+        return identity
+
+    def adopt(self, execution_id: str, identity: ProcessIdentity, exec_dir: Path) -> None:
+        """Watch a run started by an earlier alpd until it ends."""
+        if execution_id in self._identities:
+            return
+        self._identities[execution_id] = identity
+        log.info("run_adopted", execution=execution_id, pid=identity.pid)
+
+        async def watch() -> None:
+            while is_alive(identity):
+                await anyio.sleep(ADOPTED_POLL_SECONDS)
+            await self._finish(execution_id, exec_dir, read_exit_status(exec_dir))
+
+        self._tg.start_soon(watch)
+
+    async def _finish(self, execution_id: str, exec_dir: Path, exit_code: int | None) -> None:
+        self._identities.pop(execution_id, None)
+        cancelled = execution_id in self._cancelled
+        self._cancelled.discard(execution_id)
+        report = ExitReport(exit_code, cancelled, output_tail(exec_dir))
+        log.info("run_ended", execution=execution_id, exit_code=exit_code, cancelled=cancelled)
+        try:
+            await self._on_exit(execution_id, report)
+        except Exception:
+            log.exception("settle_after_exit_failed", execution=execution_id)
+
+    async def cancel(self, execution_id: str, identity: ProcessIdentity | None) -> None:
+        """End a run and everything it started; its watcher then settles it `cancelled`."""
+        self._cancelled.add(execution_id)
+        await end_run(execution_id, self._identities.get(execution_id) or identity, self._grace)
