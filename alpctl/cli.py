@@ -265,8 +265,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         first in SUBCOMMANDS
         or first in ("execution",)
         or "-h" in ours
-        or "--help" in ours
-        and first
+        or ("--help" in ours and first)
     ):
         args = build_parser().parse_args(ours)
     else:

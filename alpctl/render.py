@@ -35,7 +35,8 @@ def thread_header(thread: dict[str, Any]) -> str:
         f"  status     {thread['status']}   revision {thread['revision']}   "
         f"context rev {thread['contextRevision']}",
         f"  workspace  {thread['workspace']}",
-        f"  created    {short_time(thread['createdAt'])}   updated {short_time(thread['updatedAt'])}",
+        f"  created    {short_time(thread['createdAt'])}   "
+        f"updated {short_time(thread['updatedAt'])}",
     ]
     if thread.get("busyRoot"):
         lines.append(f"  running    {thread['busyRoot']}")

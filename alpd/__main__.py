@@ -49,7 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         anyio.run(run_daemon, config, backend_options={"use_uvloop": True})
     except (
-        HomeLocked, SocketInUse, UnsafeDirectory, DatabaseTooNew, DatabaseCorrupt, ConfigError
+        HomeLocked,
+        SocketInUse,
+        UnsafeDirectory,
+        DatabaseTooNew,
+        DatabaseCorrupt,
+        ConfigError,
     ) as exc:
         print(f"alpd: {exc}", file=sys.stderr)
         return 1

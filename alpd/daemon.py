@@ -84,7 +84,9 @@ class Runtime:
             try:
                 settled = await reconcile(self.executions, None)
                 self.tasks["reconciler"] = m.TaskState(
-                    name="reconciler", state="idle", last_run_at=self.daemon.clock.now_iso(),
+                    name="reconciler",
+                    state="idle",
+                    last_run_at=self.daemon.clock.now_iso(),
                     detail=f"settled {len(settled)}" if settled else None,
                 )
             except Exception:

@@ -80,8 +80,8 @@ class FrameDecoder:
                 self._buffer.clear()
                 return None
             del self._buffer[: len(self._buffer) - len(stripped)]
-            first = stripped[:1]
-            self.framing = Framing.CONTENT_LENGTH if first in (b"C", b"c") else Framing.NDJSON
+            first = stripped[0]
+            self.framing = Framing.CONTENT_LENGTH if first in b"Cc" else Framing.NDJSON
         if self.framing is Framing.NDJSON:
             return self._next_line()
         return self._next_content_length()

@@ -9,6 +9,7 @@ deadline is per frame, not per read, so a byte a minute does not keep it alive.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Final
@@ -150,9 +151,8 @@ class Connection:
             async with self._daemon_in_flight:
                 reply = await self._dispatcher.handle_frame(self, frame)
             if reply is not None:
-                await self._out_send.send(reply)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await self._out_send.send(reply)
         finally:
             self._slots.release()
 
@@ -170,8 +170,10 @@ class Connection:
     async def _send_now(self, payload: bytes) -> None:
         """A last message before closing: written directly, bounded in time."""
         framing = self._decoder.framing or Framing.NDJSON
-        with anyio.move_on_after(1), anyio.CancelScope(shield=True):
-            try:
-                await self.stream.send(encode_frame(framing, payload))
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
+        # Shield from the connection's own cancellation, but never wait more than a second.
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(1),
+            contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError),
+        ):
+            await self.stream.send(encode_frame(framing, payload))

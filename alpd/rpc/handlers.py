@@ -69,9 +69,14 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await ex.continue_thread(
             session.caller,
             m.ContinueParams(
-                thread_id=thread.id, runtime=params.runtime, agent=params.agent,
-                headless=params.headless, prompt=params.prompt, args=params.args,
-                cwd=params.cwd, door=params.door,
+                thread_id=thread.id,
+                runtime=params.runtime,
+                agent=params.agent,
+                headless=params.headless,
+                prompt=params.prompt,
+                args=params.args,
+                cwd=params.cwd,
+                door=params.door,
             ),
         )
 

@@ -77,8 +77,8 @@ def find_program(name: str, configured: str | None, install_hint: str) -> str:
     found = shutil.which(wanted)
     if found is None:
         raise RuntimeUnavailable(
-            f"{wanted!r} was not found (looked on PATH{' and at the configured command' if configured else ''}); "
-            f"{install_hint}",
+            f"{wanted!r} was not found on PATH"
+            f"{' (the command configured in config.toml)' if configured else ''}; {install_hint}",
             program=wanted,
         )
     return found

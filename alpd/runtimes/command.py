@@ -15,7 +15,9 @@ class CommandRuntime:
     name = "command"
     supports_interactive = True
     supports_headless = True
-    install_hint = "give the command after `--`, e.g. `alp thread continue ID --runtime command -- make test`"
+    install_hint = (
+        "give the command after `--`, e.g. `alp thread continue ID --runtime command -- make test`"
+    )
 
     def locate_program(self, config: RuntimeConfig, policy: Policy) -> str:
         if not policy.args:

@@ -8,6 +8,7 @@ transaction, so a crash leaves the thread at revision n or n+1, never between.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -25,7 +26,6 @@ from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.outcomes import outcome_of
 from alpd.domain.policy import (
     Origin,
-    Policy,
     PolicyRequest,
     ThreadBinding,
     build_policy,
@@ -57,7 +57,13 @@ from alpd.services.snapshots import (
     load_snapshot,
     save_checkpoint,
 )
-from alpd.services.threads import ThreadService, bump_revision, check_owner, load_thread_row, thread_from_row
+from alpd.services.threads import (
+    ThreadService,
+    bump_revision,
+    check_owner,
+    load_thread_row,
+    thread_from_row,
+)
 from alpd.supervisor.processes import ProcessIdentity, identify
 from alpd.supervisor.supervisor import ExitReport, Supervisor
 from protocol import jsonrpc
@@ -139,12 +145,13 @@ class Executions:
         exec_dir = self.paths.exec_dir(execution_id)
         at = self.d.clock.now_iso()
 
-        async def unit(conn: aiosqlite.Connection) -> tuple[m.ContinueResult, Policy, LaunchSpec]:
+        async def unit(conn: aiosqlite.Connection) -> tuple[m.ContinueResult, LaunchSpec]:
             thread_row = await load_thread_row(conn, params.thread_id)
             check_owner(thread_row, caller)
             if thread_row["status"] != "open":
                 raise ThreadClosed(
-                    f"thread {params.thread_id} is {thread_row['status']}; start a new one with `alp`",
+                    f"thread {params.thread_id} is {thread_row['status']}; "
+                    "start a new one with `alp`",
                     threadId=params.thread_id,
                 )
             async with conn.execute(
@@ -161,7 +168,11 @@ class Executions:
                     busyRoot=busy["id"],
                 )
             await bump_revision(
-                conn, params.thread_id, "continued", at, if_revision=params.if_revision,
+                conn,
+                params.thread_id,
+                "continued",
+                at,
+                if_revision=params.if_revision,
                 detail=execution_id,
             )
             snapshot, digest = await load_snapshot(
@@ -182,9 +193,14 @@ class Executions:
                 context_path, render_session_context(snapshot, thread_title=thread_row["title"])
             )
             ctx = LaunchContext(
-                execution_id=execution_id, thread_id=params.thread_id, exec_dir=exec_dir,
-                session_context_path=context_path, socket_path=self.paths.socket_path,
-                prompt=params.prompt, config=config, program=program,
+                execution_id=execution_id,
+                thread_id=params.thread_id,
+                exec_dir=exec_dir,
+                session_context_path=context_path,
+                socket_path=self.paths.socket_path,
+                prompt=params.prompt,
+                config=config,
+                program=program,
             )
             spec = runtime.launch_spec(policy, ctx)
             await conn.execute(
@@ -192,14 +208,29 @@ class Executions:
                 "runtime, agent, kind, origin, headless, status, policy, policy_hash, "
                 "context_revision, context_digest, cwd, exec_dir, launcher_pid, "
                 "native_session_id, transcript_path, created_at) "
-                "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 'reserved', "
+                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    execution_id, caller.uid, params.thread_id, execution_id, sequence,
-                    policy.runtime, policy.agent, policy.kind,
-                    msgspec.json.encode(policy.origin).decode(), int(policy.headless),
-                    policy_document(policy), policy_hash(policy), binding.context_revision,
-                    binding.context_digest, spec.cwd, str(exec_dir), caller.pid,
-                    spec.native_session_id, spec.transcript_path, at,
+                    execution_id,
+                    caller.uid,
+                    params.thread_id,
+                    execution_id,
+                    sequence,
+                    policy.runtime,
+                    policy.agent,
+                    policy.kind,
+                    msgspec.json.encode(policy.origin).decode(),
+                    int(policy.headless),
+                    policy_document(policy),
+                    policy_hash(policy),
+                    binding.context_revision,
+                    binding.context_digest,
+                    spec.cwd,
+                    str(exec_dir),
+                    caller.pid,
+                    spec.native_session_id,
+                    spec.transcript_path,
+                    at,
                 ),
             )
             await save_checkpoint(conn, seed_checkpoint(execution_id, snapshot), at)
@@ -207,17 +238,21 @@ class Executions:
                 await load_thread_row(conn, params.thread_id), busy_root=execution_id
             )
             execution = execution_from_row(await load_execution_row(conn, execution_id))
-            launch = None if params.headless else m.LaunchSpec(
-                argv=spec.argv, env=spec.env, cwd=spec.cwd
+            launch = (
+                None
+                if params.headless
+                else m.LaunchSpec(argv=spec.argv, env=spec.env, cwd=spec.cwd)
             )
             result = m.ContinueResult(
-                thread=thread, execution=execution, session_context_path=str(context_path),
+                thread=thread,
+                execution=execution,
+                session_context_path=str(context_path),
                 launch=launch,
             )
-            return result, policy, spec
+            return result, spec
 
         async with self.leases.thread(params.thread_id):
-            result, policy, spec = await self.d.store.write(unit)
+            result, spec = await self.d.store.write(unit)
         self._settled[execution_id] = anyio.Event()
         self.publish(result.execution, "reserved")
         if params.headless:
@@ -234,17 +269,19 @@ class Executions:
             identity = await self.supervisor.spawn(execution.id, spec, exec_dir, self.environ)
         except SpawnFailed as exc:
             settled = await self.settle(
-                caller, m.SettleParams(execution_id=execution.id, outcome="failed",
-                                       summary=exc.message),
+                caller,
+                m.SettleParams(execution_id=execution.id, outcome="failed", summary=exc.message),
                 output_tail=exc.message,
             )
             return m.ContinueResult(
-                thread=result.thread, execution=settled,
+                thread=result.thread,
+                execution=settled,
                 session_context_path=result.session_context_path,
             )
         running = await self.mark_running(execution.id, identity)
         return m.ContinueResult(
-            thread=result.thread, execution=running,
+            thread=result.thread,
+            execution=running,
             session_context_path=result.session_context_path,
         )
 
@@ -272,7 +309,9 @@ class Executions:
             (params.execution_id,),
         )
         if row is None:
-            raise ExecutionNotFound(f"no execution {params.execution_id!r}", executionId=params.execution_id)
+            raise ExecutionNotFound(
+                f"no execution {params.execution_id!r}", executionId=params.execution_id
+            )
         if row["owner_uid"] != caller.uid:
             raise PermissionDenied("the execution belongs to another user")
         if row["status"] == "settled":
@@ -300,7 +339,8 @@ class Executions:
             ):
                 raise ThreadExecutionBindingMismatch(
                     f"execution {params.execution_id} is not a root of thread {params.thread_id}",
-                    threadId=params.thread_id, executionId=params.execution_id,
+                    threadId=params.thread_id,
+                    executionId=params.execution_id,
                 )
             if row["status"] == "settled":
                 raise ExecutionSettled(
@@ -310,8 +350,14 @@ class Executions:
             await conn.execute(
                 "UPDATE executions SET status = 'settled', outcome = ?, exit_code = ?, "
                 "summary = ?, output_tail = coalesce(?, output_tail), settled_at = ? WHERE id = ?",
-                (params.outcome, params.exit_code, params.summary, output_tail, at,
-                 params.execution_id),
+                (
+                    params.outcome,
+                    params.exit_code,
+                    params.summary,
+                    output_tail,
+                    at,
+                    params.execution_id,
+                ),
             )
             thread = None
             if row["is_root"] and row["thread_id"] is not None:
@@ -342,13 +388,20 @@ class Executions:
         snapshot, _ = await load_snapshot(conn, thread_id, thread_row["context_revision"])
         checkpoint = await load_checkpoint(conn, params.execution_id)
         outcome = DomainOutcome(
-            execution_id=params.execution_id, status=params.outcome, summary=params.summary,
-            exit_code=params.exit_code, at=at,
+            execution_id=params.execution_id,
+            status=params.outcome,
+            summary=params.summary,
+            exit_code=params.exit_code,
+            at=at,
         )
         projection = project_context(snapshot, checkpoint, outcome)
         await insert_snapshot(conn, projection.snapshot, at)
         await bump_revision(
-            conn, thread_id, "settled", at, detail=params.execution_id,
+            conn,
+            thread_id,
+            "settled",
+            at,
+            detail=params.execution_id,
             sets={"context_revision": projection.snapshot.revision},
         )
         return thread_from_row(await load_thread_row(conn, thread_id))
@@ -356,12 +409,12 @@ class Executions:
     async def on_exit(self, execution_id: str, report: ExitReport) -> None:
         """The supervisor saw a headless run end: settle it with what its exit says."""
         params = m.SettleParams(
-            execution_id=execution_id, outcome=outcome_of(report.exit_code, cancelled=report.cancelled), exit_code=report.exit_code
+            execution_id=execution_id,
+            outcome=outcome_of(report.exit_code, cancelled=report.cancelled),
+            exit_code=report.exit_code,
         )
-        try:
+        with contextlib.suppress(ExecutionSettled):
             await self.settle(None, params, output_tail=report.output_tail or None)
-        except ExecutionSettled:
-            pass
 
     # wait / show
 
@@ -379,7 +432,9 @@ class Executions:
             "SELECT * FROM executions WHERE id = ?", (params.execution_id,)
         )
         if row is None:
-            raise ExecutionNotFound(f"no execution {params.execution_id!r}", executionId=params.execution_id)
+            raise ExecutionNotFound(
+                f"no execution {params.execution_id!r}", executionId=params.execution_id
+            )
         if row["owner_uid"] != caller.uid:
             raise PermissionDenied("the execution belongs to another user")
         return execution_from_row(row, with_policy=True)

@@ -8,13 +8,21 @@ parent's `delegatesTo`. Everything here holds the graph lease only (invariant 9)
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 
 import aiosqlite
 import msgspec
 
 from alpd.domain.ids import EXECUTION_PREFIX
-from alpd.domain.policy import Origin, PolicyRequest, build_policy, decode_policy, policy_document, policy_hash
+from alpd.domain.policy import (
+    Origin,
+    PolicyRequest,
+    build_policy,
+    decode_policy,
+    policy_document,
+    policy_hash,
+)
 from alpd.errors import DelegationDenied, ExecutionNotFound, ExecutionSettled, PermissionDenied
 from alpd.files import write_private_file
 from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext
@@ -27,21 +35,27 @@ from alpd.supervisor.processes import ProcessIdentity, end_run
 from protocol import messages as m
 
 
-async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> m.ContinueResult:
+async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> m.DelegateResult:
     parent = await execution_of_caller(ex.d.store, caller)
     parent_policy = decode_policy(bytes(parent["policy"]))
     if params.agent not in parent_policy.delegates_to:
         raise DelegationDenied(
             f"agent {parent_policy.agent!r} may not delegate to {params.agent!r} "
             f"(delegatesTo: {', '.join(parent_policy.delegates_to) or 'nobody'})",
-            agent=params.agent, delegatesTo=list(parent_policy.delegates_to),
+            agent=params.agent,
+            delegatesTo=list(parent_policy.delegates_to),
         )
     agent = ex.agents.agent(params.agent)
     runtime = runtime_adapter(agent.runtime)
     request = PolicyRequest(
-        agent=agent.name, kind="sub-agent", headless=True, workspace=parent["cwd"],
+        agent=agent.name,
+        kind="sub-agent",
+        headless=True,
+        workspace=parent["cwd"],
         origin=Origin(door="delegate", by=f"uid:{caller.uid}", parent_execution_id=parent["id"]),
-        runtime=agent.runtime, cwd=parent["cwd"], args=tuple(params.args),
+        runtime=agent.runtime,
+        cwd=parent["cwd"],
+        args=tuple(params.args),
     )
     policy = build_policy(agent, request, None)
     config = ex.agents.runtime(agent.runtime)
@@ -50,11 +64,18 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
     exec_dir = ex.paths.exec_dir(execution_id)
     exec_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     context_path = exec_dir / SESSION_CONTEXT_FILE
-    write_private_file(context_path, f"# work state, not authority\n\nDelegated task:\n\n{params.task}\n")
+    write_private_file(
+        context_path, f"# work state, not authority\n\nDelegated task:\n\n{params.task}\n"
+    )
     ctx = LaunchContext(
-        execution_id=execution_id, thread_id=parent["thread_id"], exec_dir=exec_dir,
-        session_context_path=context_path, socket_path=ex.paths.socket_path,
-        prompt=params.task, config=config, program=program,
+        execution_id=execution_id,
+        thread_id=parent["thread_id"],
+        exec_dir=exec_dir,
+        session_context_path=context_path,
+        socket_path=ex.paths.socket_path,
+        prompt=params.task,
+        config=config,
+        program=program,
     )
     spec = runtime.launch_spec(policy, ctx)
     at = ex.d.clock.now_iso()
@@ -64,12 +85,25 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
             "INSERT INTO executions (id, owner_uid, thread_id, is_root, root_id, parent_id, "
             "runtime, agent, kind, origin, headless, status, policy, policy_hash, cwd, exec_dir, "
             "launcher_pid, native_session_id, transcript_path, created_at) "
-            "VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'sub-agent', ?, 1, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'sub-agent', ?, 1, 'reserved', "
+            "?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                execution_id, caller.uid, parent["thread_id"], parent["root_id"], parent["id"],
-                policy.runtime, policy.agent, msgspec.json.encode(policy.origin).decode(),
-                policy_document(policy), policy_hash(policy), spec.cwd, str(exec_dir),
-                caller.pid, spec.native_session_id, spec.transcript_path, at,
+                execution_id,
+                caller.uid,
+                parent["thread_id"],
+                parent["root_id"],
+                parent["id"],
+                policy.runtime,
+                policy.agent,
+                msgspec.json.encode(policy.origin).decode(),
+                policy_document(policy),
+                policy_hash(policy),
+                spec.cwd,
+                str(exec_dir),
+                caller.pid,
+                spec.native_session_id,
+                spec.transcript_path,
+                at,
             ),
         )
         return execution_from_row(await load_execution_row(conn, execution_id))
@@ -107,11 +141,12 @@ async def tree(ex: Executions, caller: Caller, params: m.TreeParams) -> m.TreeNo
     if params.execution_id is None:
         start = await execution_of_caller(ex.d.store, caller)
     else:
-        start = await ex.d.store.fetchone(
+        found = await ex.d.store.fetchone(
             "SELECT * FROM executions WHERE id = ?", (params.execution_id,)
         )
-        if start is None:
+        if found is None:
             raise ExecutionNotFound(f"no execution {params.execution_id!r}")
+        start = found
     if start["owner_uid"] != caller.uid:
         raise PermissionDenied("the execution belongs to another user")
     rows = await _graph_rows(ex, start["root_id"])
@@ -138,7 +173,8 @@ async def cancel(ex: Executions, caller: Caller, params: m.ExecutionRef) -> m.Ex
         raise ExecutionSettled(f"execution {params.execution_id} already settled {top['outcome']}")
     async with ex.leases.graph(top["root_id"]):
         targets = [
-            row for row in _descendants(await _graph_rows(ex, top["root_id"]), top["id"])
+            row
+            for row in _descendants(await _graph_rows(ex, top["root_id"]), top["id"])
             if row["status"] != "settled"
         ]
         unwatched: list[str] = []
@@ -146,7 +182,9 @@ async def cancel(ex: Executions, caller: Caller, params: m.ExecutionRef) -> m.Ex
         for row in reversed(targets):
             identity = None
             if row["pid"] is not None:
-                identity = ProcessIdentity(row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or "")
+                identity = ProcessIdentity(
+                    row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or ""
+                )
             if ex.supervisor is not None and ex.supervisor.watching(row["id"]):
                 await ex.supervisor.cancel(row["id"], identity)
             else:
@@ -154,8 +192,6 @@ async def cancel(ex: Executions, caller: Caller, params: m.ExecutionRef) -> m.Ex
                 unwatched.append(row["id"])
     # Settling a root takes its thread lease: only after the graph lease is released.
     for execution_id in unwatched:
-        try:
+        with contextlib.suppress(ExecutionSettled):
             await ex.settle(None, m.SettleParams(execution_id=execution_id, outcome="cancelled"))
-        except ExecutionSettled:
-            pass
     return await ex.wait(caller, m.WaitParams(execution_id=params.execution_id, timeout=10.0))

@@ -9,7 +9,7 @@ into a thread could wait on each other; so it is refused outright, not merely av
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 
 import anyio
@@ -43,8 +43,8 @@ class Leases:
                 if not lock.statistics().tasks_waiting:
                     self._locks.pop(key, None)
 
-    def thread(self, thread_id: str) -> AsyncIterator[None]:
-        return self._lease(f"thread:{thread_id}", "graph:")  # type: ignore[return-value]
+    def thread(self, thread_id: str) -> AbstractAsyncContextManager[None]:
+        return self._lease(f"thread:{thread_id}", "graph:")
 
-    def graph(self, root_id: str) -> AsyncIterator[None]:
-        return self._lease(f"graph:{root_id}", "thread:")  # type: ignore[return-value]
+    def graph(self, root_id: str) -> AbstractAsyncContextManager[None]:
+        return self._lease(f"graph:{root_id}", "thread:")

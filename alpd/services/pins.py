@@ -31,14 +31,21 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
 
     async def unit(conn: aiosqlite.Connection) -> m.PinResult:
         current = await load_checkpoint(conn, execution_id) or make_checkpoint(execution_id)
-        updated = add_pin(current, Pin(kind=params.kind, text=text, at=at, execution_id=execution_id))
+        updated = add_pin(
+            current, Pin(kind=params.kind, text=text, at=at, execution_id=execution_id)
+        )
         if not checkpoint_is_intact(current):
             # A pin must not launder a tampered checkpoint into a valid one.
             updated = msgspec.structs.replace(updated, digest=current.digest)
         await save_checkpoint(conn, updated, at)
         return m.PinResult(
-            execution_id=execution_id, thread_id=row["thread_id"], kind=params.kind, text=text,
-            at=at, checkpoint_digest=updated.digest, pins=len(updated.pins),
+            execution_id=execution_id,
+            thread_id=row["thread_id"],
+            kind=params.kind,
+            text=text,
+            at=at,
+            checkpoint_digest=updated.digest,
+            pins=len(updated.pins),
         )
 
     return await daemon.store.write(unit)

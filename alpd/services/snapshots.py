@@ -28,8 +28,14 @@ async def insert_snapshot(conn: aiosqlite.Connection, snapshot: Snapshot, at: st
     await conn.execute(
         "INSERT INTO snapshots (thread_id, revision, body, digest, previous_digest, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        (snapshot.thread_id, snapshot.revision, snapshot_bytes(snapshot), digest,
-         snapshot.previous_digest, at),
+        (
+            snapshot.thread_id,
+            snapshot.revision,
+            snapshot_bytes(snapshot),
+            digest,
+            snapshot.previous_digest,
+            at,
+        ),
     )
     return digest
 
@@ -51,19 +57,22 @@ async def load_snapshot(
     current = rows[-1] if rows and rows[-1]["revision"] == revision else None
     if current is None:
         raise ThreadContextTampered(
-            f"snapshot {revision} of thread {thread_id} is missing", threadId=thread_id,
+            f"snapshot {revision} of thread {thread_id} is missing",
+            threadId=thread_id,
             revision=revision,
         )
     expected_previous = rows[0]["digest"] if len(rows) == 2 else None
     if revision > 0 and expected_previous is None:
         raise ThreadContextTampered(
-            f"snapshot {revision - 1} of thread {thread_id} is missing", threadId=thread_id,
+            f"snapshot {revision - 1} of thread {thread_id} is missing",
+            threadId=thread_id,
             revision=revision - 1,
         )
     if current["previous_digest"] != expected_previous:
         raise ThreadContextTampered(
             f"snapshot {revision} of thread {thread_id} is not chained to its predecessor",
-            threadId=thread_id, revision=revision,
+            threadId=thread_id,
+            revision=revision,
         )
     try:
         snapshot = verify_snapshot(bytes(current["body"]), current["digest"], expected_previous)
@@ -72,7 +81,8 @@ async def load_snapshot(
         raise
     if snapshot.thread_id != thread_id or snapshot.revision != revision:
         raise ThreadContextTampered(
-            f"snapshot {revision} names another thread or revision", threadId=thread_id,
+            f"snapshot {revision} names another thread or revision",
+            threadId=thread_id,
             revision=revision,
         )
     return snapshot, str(current["digest"])
@@ -95,7 +105,8 @@ async def load_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> N
         if row["previous_digest"] != previous:
             raise ThreadContextTampered(
                 f"snapshot {row['revision']} is not chained to its predecessor",
-                threadId=thread_id, revision=row["revision"],
+                threadId=thread_id,
+                revision=row["revision"],
             )
         verify_snapshot(bytes(row["body"]), row["digest"], previous)
         previous = row["digest"]
@@ -128,5 +139,7 @@ async def load_checkpoint(conn: aiosqlite.Connection, execution_id: str) -> Chec
         return None
     if checkpoint.digest != row["digest"] or checkpoint.execution_id != execution_id:
         # Two digests that disagree: keep the column's, so the projector sees a broken one.
-        return msgspec.structs.replace(checkpoint, digest=str(row["digest"]), execution_id=execution_id)
+        return msgspec.structs.replace(
+            checkpoint, digest=str(row["digest"]), execution_id=execution_id
+        )
     return checkpoint

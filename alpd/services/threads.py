@@ -103,7 +103,8 @@ async def bump_revision(
         )
     revision = int(row[0])
     await conn.execute(
-        "INSERT INTO thread_revisions (thread_id, revision, change, at, detail) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO thread_revisions (thread_id, revision, change, at, detail) "
+        "VALUES (?, ?, ?, ?, ?)",
         (thread_id, revision, change, at, detail),
     )
     return revision
@@ -131,7 +132,8 @@ class ThreadService:
                 (thread_id, caller.uid, params.title, workspace, at, at),
             )
             await conn.execute(
-                "INSERT INTO thread_revisions (thread_id, revision, change, at) VALUES (?, 1, 'created', ?)",
+                "INSERT INTO thread_revisions (thread_id, revision, change, at) "
+                "VALUES (?, 1, 'created', ?)",
                 (thread_id, at),
             )
             await insert_genesis(conn, thread_id, at)
@@ -203,7 +205,8 @@ class ThreadService:
             check_owner(row, caller)
             if row["status"] != "closed":
                 raise ThreadNotClosed(
-                    f"thread {ref.thread_id} is {row['status']}; close it first (`alp thread close`)",
+                    f"thread {ref.thread_id} is {row['status']}; "
+                    "close it first (`alp thread close`)",
                     threadId=ref.thread_id,
                     status=row["status"],
                 )

@@ -15,7 +15,13 @@ from alpd.services.threads import check_owner, load_thread_row
 from protocol import messages as m
 
 #: worst first: a thread's history level is the worst of its roots'
-_LEVEL_ORDER: tuple[m.HistoryLevel, ...] = ("final-only", "partial", "pending", "unsupported", "complete")
+_LEVEL_ORDER: tuple[m.HistoryLevel, ...] = (
+    "final-only",
+    "partial",
+    "pending",
+    "unsupported",
+    "complete",
+)
 
 
 def history_level(levels: list[m.HistoryLevel]) -> m.HistoryLevel:
@@ -26,7 +32,9 @@ def history_level(levels: list[m.HistoryLevel]) -> m.HistoryLevel:
 
 def _context_result(snapshot: Snapshot, digest: str) -> m.ContextResult:
     return m.ContextResult(
-        thread_id=snapshot.thread_id, revision=snapshot.revision, digest=digest,
+        thread_id=snapshot.thread_id,
+        revision=snapshot.revision,
+        digest=digest,
         snapshot=msgspec.to_builtins(snapshot),
     )
 
@@ -61,7 +69,9 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
     thread = await ex.threads.get(caller, params.thread_id)
     busy = next((r.id for r in roots if r.status != "settled"), None)
     thread = msgspec.structs.replace(thread, busy_root=busy, root_count=len(roots))
-    levels: list[m.HistoryLevel] = [r.history_level or "pending" for r in roots if r.status == "settled"]
+    levels: list[m.HistoryLevel] = [
+        r.history_level or "pending" for r in roots if r.status == "settled"
+    ]
     summary = m.HistorySummary(level=history_level(levels), entries=0, roots=len(roots))
     return m.ThreadShowResult(
         thread=thread, roots=roots, context=ctx, history=summary, children=children

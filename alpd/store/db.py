@@ -102,7 +102,7 @@ class Store:
                 except BaseException:
                     await conn.execute("ROLLBACK")
                     raise
-                return result
+            return result
 
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         async with self._reader.execute(sql, tuple(params)) as cursor:
@@ -114,9 +114,8 @@ class Store:
 
     async def writer_alive(self) -> bool:
         """A trivial round trip through the writer connection (for the systemd watchdog)."""
-        async with self._write_lock:
-            async with self._writer.execute("SELECT 1") as cursor:
-                row = await cursor.fetchone()
+        async with self._write_lock, self._writer.execute("SELECT 1") as cursor:
+            row = await cursor.fetchone()
         return row is not None and row[0] == 1
 
 

@@ -58,7 +58,8 @@ V2_EXECUTIONS: Final = (
         origin            TEXT NOT NULL,
         headless          INTEGER NOT NULL,
         status            TEXT NOT NULL CHECK (status IN ('reserved', 'running', 'settled')),
-        outcome           TEXT CHECK (outcome IN ('completed', 'failed', 'cancelled', 'interrupted')),
+        outcome           TEXT
+            CHECK (outcome IN ('completed', 'failed', 'cancelled', 'interrupted')),
         exit_code         INTEGER,
         summary           TEXT,
         policy            BLOB NOT NULL,

@@ -95,7 +95,12 @@ class Supervisor:
         err = os.open(exec_dir / STDERR_FILE, flags, 0o600)
         try:
             process = await anyio.open_process(
-                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=spec.cwd, env=env,
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                cwd=spec.cwd,
+                env=env,
                 start_new_session=True,
             )
         except OSError as exc:
