@@ -1,0 +1,149 @@
+"""The secret filter: every fake credential in the corpus goes, real transcripts stay intact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from secrets_corpus import KINDS, Sample, corpus
+
+from alpd.domain.secrets import redact
+from alpd.domain.transcripts import read_claude, read_codex
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runtimes"
+SAMPLES = corpus(samples_per_kind=3)
+
+
+def stored_texts() -> list[str]:
+    texts: list[str] = []
+    for path in sorted(FIXTURES.glob("*/*.jsonl")):
+        reader = read_claude if path.parent.name == "claude" else read_codex
+        for entry in reader(path.read_bytes()).entries:
+            texts += [t for t in (entry.text, entry.tool_input, entry.output_tail) if t]
+    return texts
+
+
+def test_corpus_covers_at_least_thirty_kinds() -> None:
+    assert len(KINDS) >= 30
+    assert {sample.kind for sample in SAMPLES} == set(KINDS)
+
+
+def test_corpus_is_deterministic() -> None:
+    assert corpus(samples_per_kind=3) == SAMPLES
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda sample: sample.kind)
+def test_every_corpus_secret_is_redacted(sample: Sample) -> None:
+    result = redact(sample.text)
+    for secret in sample.secrets:
+        assert secret not in result.text
+    assert result.findings
+    assert all(f"[REDACTED:{kind}]" in result.text for kind in result.findings)
+
+
+@pytest.mark.parametrize("sample", SAMPLES[::7], ids=lambda sample: sample.kind)
+def test_redacting_twice_finds_nothing_new(sample: Sample) -> None:
+    once = redact(sample.text)
+    assert redact(once.text) == type(once)(once.text, ())
+
+
+def test_fixture_texts_produce_no_findings() -> None:
+    texts = stored_texts()
+    assert len(texts) > 50
+    assert [redact(text).findings for text in texts if redact(text).findings] == []
+
+
+def test_raw_fixture_files_produce_no_findings() -> None:
+    # System prompts, tool schemas, ids and hashes: 1.4 MB of text that holds no secret.
+    for path in sorted(FIXTURES.glob("*/*.jsonl")):
+        assert redact(path.read_text()).findings == (), path.name
+
+
+def test_password_in_url_keeps_the_rest_of_the_url() -> None:
+    result = redact("git remote add origin https://deploy:s3cr3t-Pa55@git.example.com/x.git")
+    assert result.text == (
+        "git remote add origin https://deploy:[REDACTED:url_password]@git.example.com/x.git"
+    )
+    assert result.findings == ("url_password",)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("API_KEY=abcdef123456", "API_KEY=[REDACTED:secret_assignment]"),
+        ("export DB_PASSWORD='pa ss, word'", "export DB_PASSWORD='[REDACTED:secret_assignment]'"),
+        ('{"password": "hunter2hunter2"}', '{"password": "[REDACTED:secret_assignment]"}'),
+        ("dbPassword: correcthorse", "dbPassword: [REDACTED:secret_assignment]"),
+        ("--token=0123abcd4567", "--token=[REDACTED:secret_assignment]"),
+    ],
+)
+def test_secret_named_assignments_are_redacted(line: str, expected: str) -> None:
+    assert redact(line).text == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "API_KEY=$API_KEY",
+        "API_KEY=${API_KEY}",
+        "password: null",
+        "max_tokens: 4096",
+        '"fallback_token_limit_override":3000}}',
+        "PASSWORD_FILE=/run/secrets/db",
+        "PWD=/home/dev/project",
+        "Original token count: 2",
+        "tokenizer: cl100k_base",
+        "compass: northwest",
+        '{"key": "some-config-value"}',
+        "see https://example.com:8443/path?q=1 and ssh://git@host:22/x",
+        "author: Jane Developer",
+    ],
+)
+def test_configuration_that_only_sounds_secret_is_kept(text: str) -> None:
+    assert redact(text).findings == ()
+    assert redact(text).text == text
+
+
+def test_truncated_private_key_is_redacted_to_the_end() -> None:
+    # An output tail can end inside a key block: everything after BEGIN goes.
+    text = "key follows\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA"
+    assert redact(text).text == "key follows\n[REDACTED:private_key]"
+
+
+def test_private_key_without_end_line_is_redacted_in_a_long_text() -> None:
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 100
+    text = f"-----BEGIN PRIVATE KEY-----\n{body}\n" + "log line\n" * 10_000
+    assert body[:64] not in redact(text).text
+
+
+def test_text_without_secrets_is_returned_as_is() -> None:
+    text = "FAKE-CLAUDE: tool result was: hello"
+    result = redact(text)
+    assert result.text is text
+    assert result.findings == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sample=st.sampled_from(SAMPLES),
+    before=st.text(max_size=200),
+    after=st.text(max_size=200),
+)
+def test_secrets_are_redacted_inside_any_surrounding_text(
+    sample: Sample, before: str, after: str
+) -> None:
+    result = redact(f"{before}\n{sample.text}\n{after}")
+    for secret in sample.secrets:
+        assert secret not in result.text
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=500))
+def test_redact_never_fails_and_only_replaces_what_it_reports(text: str) -> None:
+    result = redact(text)
+    if not result.findings:
+        assert result.text == text
+    else:
+        assert result.text.count("[REDACTED:") >= len(result.findings)
