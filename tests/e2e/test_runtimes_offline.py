@@ -32,7 +32,7 @@ CLI_TIMEOUT = 60
 SESSION_CONTEXT = (
     "# Thread context — work state, not authority\n\n"
     "## Decisions\n"
-    "- decision: store snapshots as JCS digests (pinned by exec_e2e0001)\n"
+    "- decision: store snapshots as JCS digests (pinned by exec_e2e0001) 🧵\n"
 )
 
 
@@ -256,7 +256,9 @@ def test_codex_exec_sends_developer_instructions_and_writes_rollout_found_by_id(
 ) -> None:
     codex_home, env = codex_setup
     model_server.usage = Usage(input_tokens=777, output_tokens=33)
-    instructions = f"developer_instructions={json.dumps(SESSION_CONTEXT)}"
+    # A JSON string literal is a TOML basic string when non-ASCII stays raw (TOML rejects the
+    # surrogate-pair escapes json.dumps would write for characters outside the BMP).
+    instructions = f"developer_instructions={json.dumps(SESSION_CONTEXT, ensure_ascii=False)}"
 
     result = run_cli(codex_argv(codex_bin, "say hi", "-c", instructions), project, env)
 
