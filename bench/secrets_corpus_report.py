@@ -24,6 +24,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "unit")]
@@ -48,7 +49,8 @@ def detect_secrets_redactor() -> Redactor:
     from detect_secrets.settings import default_settings
 
     with default_settings():
-        plugins = [cls() for cls in get_mapping_from_secret_type_to_class().values()]
+        classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
+        plugins = [cls() for cls in classes]
 
     def run(text: str) -> tuple[str, int]:
         found: set[str] = set()

@@ -12,8 +12,9 @@ them costs a few substring searches), not Yelp ``detect-secrets``. Measured with
 
 * this module: recall 51/51 kinds; 0 findings on the 68 texts the fixtures would store and
   0 on the 15 raw fixture files (1.4 MB of system prompts, tool schemas, ids and hashes);
-  21 MB/s on the raw files (~200x one ``str.count`` pass, ~190x one trivial ``re.search``),
-  ~9 us per short stored text (5 MB/s; per-call overhead dominates).
+  21-22 MB/s on the raw files (~195x one ``str.count`` pass, 105-190x one trivial
+  ``re.search`` over the same text; that floor is noisy), ~8-9 us per short stored text
+  (5 MB/s, ~120x both floors: per-call overhead dominates).
 * ``detect-secrets`` 1.5.0, all its plugins driven in-process through
   ``plugin.analyze_line`` (no file IO needed, but ``default_settings()`` global state):
   recall 25/51 kinds. It has no rules for Anthropic, Hugging Face, Google API keys,
@@ -22,7 +23,7 @@ them costs a few substring searches), not Yelp ``detect-secrets``. Measured with
   private-key plugin reports only the ``BEGIN`` line, so the key body would be stored. It
   reports strings, not spans (redaction is a ``str.replace`` per finding), its entropy
   plugins made 162 findings on the raw fixture files (ids and hashes), and it ran at
-  0.9 MB/s on them (~4200x ``str.count``), 0.1 MB/s on short texts.
+  0.9-1.1 MB/s on them (~3500-4200x ``str.count``), 0.1 MB/s (~360 us) per short text.
   A hybrid (detect-secrets first, our rules after) would add none of its recall on this
   corpus, all of its false positives and its cost, so it was not kept, and the dependency
   (with ``requests`` and ``pyyaml``) is not taken.
