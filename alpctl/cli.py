@@ -276,7 +276,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["hook", "session-start"]:
+        from alpctl.hooks import session_start
+
+        sys.stdout.write(session_start(sys.stdin, os.environ))
+        return EXIT_OK
+    args = parse(argv)
     if args.command is None:
         build_parser().print_help(sys.stderr)
         return EXIT_USAGE

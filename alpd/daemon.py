@@ -83,6 +83,7 @@ class Runtime:
         while True:
             try:
                 settled = await reconcile(self.executions, None)
+                await self.executions.discover_native_sessions()
                 self.tasks["reconciler"] = m.TaskState(
                     name="reconciler",
                     state="idle",

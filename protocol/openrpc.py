@@ -46,10 +46,10 @@ def build_document() -> dict[str, Any]:
         {"name": name, "schema": next(refs), "description": "server → client notification"}
         for name in NOTIFICATIONS
     ]
-    error_table = [
-        {"code": code, "message": message, "data": {"name": name}}
+    error_table = {
+        name: {"code": code, "message": message, "data": {"name": name}}
         for name, (code, message) in errors.DOMAIN_ERRORS.items()
-    ]
+    }
     return {
         "openrpc": "1.3.2",
         "info": {
@@ -64,7 +64,7 @@ def build_document() -> dict[str, Any]:
         "methods": methods,
         "components": {
             "schemas": components,
-            "errors": {entry["data"]["name"]: entry for entry in error_table},
+            "errors": error_table,
         },
         "x-notifications": notifications,
     }

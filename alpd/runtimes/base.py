@@ -58,6 +58,11 @@ class RuntimeAdapter(Protocol):
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec: ...
 
+    def discover_session(self, exec_dir: Path, env: dict[str, str]) -> tuple[str, str] | None:
+        """(native session id, transcript path or "") for runtimes that choose their own id
+        and announce it while running; None while unknown (or when ids are chosen up front)."""
+        ...
+
 
 def label_env(ctx: LaunchContext) -> dict[str, str]:
     """The labels every runtime process gets (DESIGN §4): labels only, never authority."""

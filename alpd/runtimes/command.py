@@ -5,6 +5,8 @@ Used by tests and scripts to exercise threads without an agent CLI.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from alpd.domain.agents import RuntimeConfig
 from alpd.domain.policy import Policy
 from alpd.errors import InvalidArgument
@@ -26,6 +28,9 @@ class CommandRuntime:
                 hint=self.install_hint,
             )
         return find_program(policy.args[0], None, self.install_hint)
+
+    def discover_session(self, exec_dir: Path, env: dict[str, str]) -> tuple[str, str] | None:
+        return None
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec:
         return LaunchSpec(

@@ -6,18 +6,18 @@ from functools import cache
 from importlib.metadata import entry_points
 
 from alpd.errors import RuntimeNotFound
+from alpd.runtimes import claude, codex
 from alpd.runtimes.base import RuntimeAdapter
 from alpd.runtimes.command import CommandRuntime
 
 
 @cache
 def adapters() -> dict[str, RuntimeAdapter]:
-    found: dict[str, RuntimeAdapter] = {"command": CommandRuntime()}
-    for name, module in (("claude", "alpd.runtimes.claude"), ("codex", "alpd.runtimes.codex")):
-        try:
-            found[name] = __import__(module, fromlist=["ADAPTER"]).ADAPTER
-        except ImportError:
-            continue
+    found: dict[str, RuntimeAdapter] = {
+        "claude": claude.ADAPTER,
+        "codex": codex.ADAPTER,
+        "command": CommandRuntime(),
+    }
     for entry in entry_points(group="alp.runtimes"):
         found.setdefault(entry.name, entry.load()())
     return found

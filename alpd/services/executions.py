@@ -35,6 +35,7 @@ from alpd.domain.policy import (
 from alpd.domain.projector import project_context
 from alpd.domain.session_context import render_session_context
 from alpd.errors import (
+    AlpError,
     ExecutionNotFound,
     ExecutionSettled,
     InvalidArgument,
@@ -406,8 +407,40 @@ class Executions:
         )
         return thread_from_row(await load_thread_row(conn, thread_id))
 
+    async def discover_native_sessions(self, execution_id: str | None = None) -> None:
+        """Record the native session id and transcript of headless runs that announce them
+        late (Codex chooses its own id), so history can follow them while they run."""
+        sql = (
+            "SELECT id, runtime, exec_dir FROM executions WHERE headless = 1 "
+            "AND (native_session_id IS NULL OR transcript_path IS NULL) AND "
+        )
+        if execution_id is None:
+            rows = await self.d.store.fetchall(sql + "status != 'settled'")
+        else:
+            rows = await self.d.store.fetchall(sql + "id = ?", (execution_id,))
+        for row in rows:
+            try:
+                runtime = runtime_adapter(row["runtime"])
+            except AlpError:
+                continue
+            env = {**self.environ, **self.agents.runtime(row["runtime"]).env}
+            found = runtime.discover_session(Path(row["exec_dir"]), env)
+            if found is not None:
+                await self._record_native_session(row["id"], *found)
+
+    async def _record_native_session(self, execution_id: str, session_id: str, path: str) -> None:
+        async def unit(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE executions SET native_session_id = ?, transcript_path = nullif(?, '') "
+                "WHERE id = ?",
+                (session_id, path, execution_id),
+            )
+
+        await self.d.store.write(unit)
+
     async def on_exit(self, execution_id: str, report: ExitReport) -> None:
         """The supervisor saw a headless run end: settle it with what its exit says."""
+        await self.discover_native_sessions(execution_id)
         params = m.SettleParams(
             execution_id=execution_id,
             outcome=outcome_of(report.exit_code, cancelled=report.cancelled),

@@ -1,0 +1,118 @@
+"""The `claude` runtime (Claude Code).
+
+We choose the native session id up front (`--session-id`), so the transcript path is known
+before the run starts: `$CLAUDE_CONFIG_DIR/projects/<encoded realpath cwd>/<id>.jsonl`
+(docs/runtimes.md). The session context goes in as system-prompt text
+(`--append-system-prompt-file`), never as a user message. A SessionStart hook (through
+`--settings`) re-injects it when Claude Code compacts the conversation (`source: compact`).
+Headless runs use `-p … --output-format stream-json --verbose` with stdin /dev/null (an open
+stdin costs a 3 s wait).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import uuid
+from pathlib import Path
+
+from alpd.domain.agents import RuntimeConfig
+from alpd.domain.policy import Policy
+from alpd.runtimes.base import LaunchContext, LaunchSpec, find_program, label_env
+
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_MAX_ENCODED = 200
+
+
+def _java_string_hash(text: str) -> int:
+    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
+    data = text.encode("utf-16-le")
+    value = 0
+    for index in range(0, len(data), 2):
+        value = (31 * value + (data[index] | data[index + 1] << 8)) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, rest = divmod(number, 36)
+        out = digits[rest] + out
+        if number == 0:
+            return out
+
+
+def encode_project_dir(cwd: str) -> str:
+    """Claude Code's directory name for a cwd: every non-alphanumeric → '-', long names hashed."""
+    encoded = _NON_ALNUM.sub("-", cwd)
+    if len(encoded) <= _MAX_ENCODED:
+        return encoded
+    return f"{encoded[:_MAX_ENCODED]}-{_base36(abs(_java_string_hash(cwd)))}"
+
+
+def config_dir(env: dict[str, str]) -> Path:
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return Path(env["CLAUDE_CONFIG_DIR"])
+    return Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
+
+
+def transcript_path(env: dict[str, str], cwd: str, session_id: str) -> Path:
+    project = encode_project_dir(os.path.realpath(cwd))
+    return config_dir(env) / "projects" / project / f"{session_id}.jsonl"
+
+
+def compaction_hook_settings() -> str:
+    """`--settings` JSON installing alp's SessionStart hook for compactions only."""
+    command = f"{sys.executable} -m alpctl hook session-start"
+    hook = {"matcher": "compact", "hooks": [{"type": "command", "command": command}]}
+    return json.dumps({"hooks": {"SessionStart": [hook]}}, separators=(",", ":"))
+
+
+class ClaudeRuntime:
+    name = "claude"
+    supports_interactive = True
+    supports_headless = True
+    install_hint = (
+        "install Claude Code (`npm install -g @anthropic-ai/claude-code`) or set "
+        "[runtimes.claude] command in config.toml"
+    )
+
+    def locate_program(self, config: RuntimeConfig, policy: Policy) -> str:
+        return find_program("claude", config.command, self.install_hint)
+
+    def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec:
+        session_id = str(uuid.uuid4())
+        argv = [ctx.program]
+        if policy.headless:
+            argv += ["-p", ctx.prompt or "Continue the work described in the system prompt."]
+            argv += ["--output-format", "stream-json", "--verbose"]
+        argv += ["--session-id", session_id]
+        argv += ["--append-system-prompt-file", str(ctx.session_context_path)]
+        argv += ["--settings", compaction_hook_settings()]
+        if policy.allowed_tools:
+            argv += ["--allowedTools", ",".join(policy.allowed_tools)]
+        if policy.disallowed_tools:
+            argv += ["--disallowedTools", ",".join(policy.disallowed_tools)]
+        if policy.permission_mode:
+            argv += ["--permission-mode", policy.permission_mode]
+        if policy.model:
+            argv += ["--model", policy.model]
+        argv += list(policy.args)
+        env = label_env(ctx)
+        lookup = {**os.environ, **ctx.config.env}
+        return LaunchSpec(
+            argv=argv,
+            env=env,
+            cwd=policy.workspace,
+            native_session_id=session_id,
+            transcript_path=str(transcript_path(lookup, policy.workspace, session_id)),
+        )
+
+    def discover_session(self, exec_dir: Path, env: dict[str, str]) -> tuple[str, str] | None:
+        return None
+
+
+ADAPTER = ClaudeRuntime()
