@@ -23,6 +23,12 @@ from alpd.domain.policy import Policy
 from alpd.runtimes.base import LaunchContext, LaunchSpec, find_program, label_env
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+#: alp's own commands a run may always call. They grant nothing beyond the policy: the
+#: daemon itself checks that a pin lands only in the caller's own execution and that a
+#: delegation is in the policy's delegatesTo. Without them Claude Code's default permission
+#: mode refuses the Bash call in `-p` runs, and no work state could be pinned.
+ALP_TOOLS = ("Bash(alp context pin:*)", "Bash(alp delegate:*)", "Bash(alp thread show:*)")
 _MAX_ENCODED = 200
 
 
@@ -92,8 +98,7 @@ class ClaudeRuntime:
         argv += ["--session-id", session_id]
         argv += ["--append-system-prompt-file", str(ctx.session_context_path)]
         argv += ["--settings", compaction_hook_settings()]
-        if policy.allowed_tools:
-            argv += ["--allowedTools", ",".join(policy.allowed_tools)]
+        argv += ["--allowedTools", ",".join((*policy.allowed_tools, *ALP_TOOLS))]
         if policy.disallowed_tools:
             argv += ["--disallowedTools", ",".join(policy.disallowed_tools)]
         if policy.permission_mode:

@@ -20,6 +20,10 @@ from alpd.domain.policy import Policy
 from alpd.runtimes.base import LaunchContext, LaunchSpec, find_program, label_env
 
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
+#: Codex's sandbox refuses every socket connect() — alp's Unix socket included — unless
+#: network access is on, so a run that should pin or delegate from inside its sandbox needs
+#: this mode (workspace-write plus network): an explicit choice in the agent definition.
+WORKSPACE_WRITE_NETWORK = "workspace-write-network"
 _DISCOVERY_BYTES = 64 * 1024
 
 
@@ -68,6 +72,9 @@ class CodexRuntime:
         argv += ["-c", f"developer_instructions={json.dumps(context, ensure_ascii=False)}"]
         if policy.permission_mode in SANDBOX_MODES:
             argv += ["--sandbox", policy.permission_mode]
+        elif policy.permission_mode == WORKSPACE_WRITE_NETWORK:
+            argv += ["--sandbox", "workspace-write"]
+            argv += ["-c", "sandbox_workspace_write.network_access=true"]
         if policy.model:
             argv += ["--model", policy.model]
         argv += ["--cd", policy.workspace]
