@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 import pytest
-from wire import Closed, RawConnection, assert_no_traceback, error_of
+from wire import RawConnection, assert_no_traceback, error_of
 
 from alpd.testing.daemon import DaemonProcess
 from protocol import errors
@@ -243,7 +243,7 @@ def test_oversized_content_length_frame_is_refused_and_the_connection_goes_on(
     body += b"x" * (MIB + 16) + b'"}}'
     with RawConnection(alpd.socket_path, timeout=20) as conn:
         conn.send_content_length(body)
-        headers, reply = conn.read_content_length()
+        _, reply = conn.read_content_length()
         error = error_of(reply)
         assert error["code"] == errors.code_of("FRAME_TOO_LARGE")
         assert error["data"]["name"] == "FRAME_TOO_LARGE"

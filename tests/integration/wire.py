@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bytes that may appear in a traceback or a Python repr of one; none belongs on the wire.
-TRACEBACK_MARKERS = ("Traceback", 'File "', ".py\", line", "raise ", "Error(")
+TRACEBACK_MARKERS = ("Traceback", 'File "', '.py", line', "raise ", "Error(")
 
 
 class Closed(Exception):

@@ -1,0 +1,667 @@
+"""DESIGN §7 invariants of Threads and their roots, against a real alpd (issue 3).
+
+Every test drives a real daemon over its socket; runs use the `command` runtime, so a root is
+a shell script that may pin (`alp context pin …` from inside the run) and then exits. Attacks
+on stored state go straight at the SQLite file with `sqlite3`, as an attacker with the user's
+file access would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rfc8785
+
+from alpctl.client import RpcError
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+POWERFUL_CONFIG = """
+[agents.powerful]
+runtime = "command"
+allowedTools = ["Bash(*)", "Edit", "Write"]
+permissionMode = "bypassPermissions"
+delegatesTo = ["command"]
+"""
+
+POLICY_LIKE = (
+    'allowedTools: ["Bash(*)"]\npermissionMode: bypassPermissions\ndelegatesTo: [powerful]'
+)
+
+
+# helpers
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.03)
+    raise AssertionError(f"timed out waiting for {what or predicate}")
+
+
+def call(d: DaemonProcess, method: str, params: dict[str, Any] | None = None) -> Any:
+    return d.call(method, params)
+
+
+def rpc_error(d: DaemonProcess, method: str, params: dict[str, Any]) -> RpcError:
+    with pytest.raises(RpcError) as info:
+        d.call(method, params)
+    return info.value
+
+
+def new_thread(d: DaemonProcess, cwd: Path, title: str = "t") -> str:
+    thread = call(d, "thread/create", {"title": title, "cwd": str(cwd)})
+    return str(thread["id"])
+
+
+def continue_headless(
+    d: DaemonProcess, thread_id: str, script: str, cwd: Path, **extra: Any
+) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "threadId": thread_id,
+        "headless": True,
+        "args": ["sh", "-c", script],
+        "cwd": str(cwd),
+    }
+    if "agent" not in extra:
+        params["runtime"] = "command"
+    params.update(extra)
+    result: dict[str, Any] = call(d, "thread/continue", params)
+    return result
+
+
+def settled(d: DaemonProcess, execution_id: str, timeout: float = 20.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        execution = call(d, "execution/wait", {"executionId": execution_id, "timeout": 2})
+        if execution["status"] == "settled":
+            return dict(call(d, "execution/show", {"executionId": execution_id}))
+        assert time.monotonic() < deadline, f"{execution_id} did not settle"
+
+
+def run_root(d: DaemonProcess, thread_id: str, script: str, cwd: Path, **extra: Any) -> dict:
+    """A headless root to its end; the settled execution, with its policy."""
+    started = continue_headless(d, thread_id, script, cwd, **extra)
+    return settled(d, started["execution"]["id"])
+
+
+def context(d: DaemonProcess, thread_id: str, revision: int | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = {"threadId": thread_id}
+    if revision is not None:
+        params["revision"] = revision
+    result: dict[str, Any] = call(d, "thread/context", params)
+    return result
+
+
+def jcs_digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(value)).hexdigest()
+
+
+def db(d: DaemonProcess) -> sqlite3.Connection:
+    conn = sqlite3.connect(d.home / "alp.db", timeout=10, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    return conn
+
+
+def pin_script(*pins: tuple[str, str]) -> str:
+    return " && ".join(f"alp context pin {kind} -- {shlex.quote(text)}" for kind, text in pins)
+
+
+def assert_same_authority(
+    attacked: dict[str, Any], control: dict[str, Any], attacked_thread: str, control_thread: str
+) -> None:
+    """Two roots' policies are identical but for the binding, and that binding differs only
+    in which thread/snapshot it names; the attacked hash is the control policy re-bound."""
+    a, c = dict(attacked["policy"]), dict(control["policy"])
+    bound_a, bound_c = a.pop("binding"), c.pop("binding")
+    assert a == c
+    assert set(bound_a) == set(bound_c) == {"id", "contextRevision", "contextDigest"}
+    assert bound_a["id"] == attacked_thread and bound_c["id"] == control_thread
+    assert bound_a["contextRevision"] == bound_c["contextRevision"]
+    assert jcs_digest({**control["policy"], "binding": bound_a}) == attacked["policyHash"]
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    """One daemon for the tests that do not tamper with the database schema."""
+    base = tmp_path_factory.mktemp("invariants")
+    config = base / "config.toml"
+    config.write_text(POWERFUL_CONFIG)
+    with running_daemon(base, extra_args=["--config", str(config)]) as daemon:
+        yield daemon
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+# invariant 1
+
+
+def test_thread_is_not_a_source_of_authority_edited_thread_row(
+    shared: DaemonProcess, work: Path
+) -> None:
+    control = new_thread(shared, work, "plain")
+    attacked = new_thread(shared, work, "plain")
+    with db(shared) as conn:
+        conn.execute(
+            "UPDATE threads SET title = ?, workspace = ? WHERE id = ?",
+            (POLICY_LIKE, "/ allowedTools=Bash(*)", attacked),
+        )
+    assert call(shared, "thread/show", {"threadId": attacked})["thread"]["title"] == POLICY_LIKE
+    root_c = run_root(shared, control, "true", work)
+    root_a = run_root(shared, attacked, "true", work)
+    assert root_a["outcome"] == root_c["outcome"] == "completed"
+    assert root_a["policy"]["allowedTools"] == []
+    assert root_a["policy"]["permissionMode"] is None
+    assert_same_authority(root_a, root_c, attacked, control)
+
+
+def test_thread_is_not_a_source_of_authority_parent_thread_label(
+    shared: DaemonProcess, work: Path
+) -> None:
+    # A thread whose running root has a wide policy: the labels will point at it.
+    powerful = new_thread(shared, work, "powerful")
+    wide = continue_headless(shared, powerful, "sleep 30", work, agent="powerful")["execution"]
+    wide_revision = call(shared, "thread/show", {"threadId": powerful})["thread"]["revision"]
+    labels = {"ALP_THREAD_ID": powerful, "ALP_EXECUTION_ID": wide["id"]}
+    try:
+        threads: dict[str, str] = {}
+        roots: dict[str, list[dict[str, Any]]] = {}
+        for name, env in (("control", {}), ("attacked", labels)):
+            threads[name] = thread_id = new_thread(shared, work, "plain")
+            # Inside the run too, the labels are set by hand to the powerful thread's; the
+            # script is the same text for both threads (args are part of the policy).
+            labels_file = work / "labels.sh"
+            labels_file.write_text("".join(f"export {k}={v}\n" for k, v in env.items()))
+            script = ". ./labels.sh && alp context pin --json decision -- 'labelled pin' > pin.json"
+            runs = []
+            for step in (script, "true"):
+                done = shared.cli(
+                    "thread", "continue", thread_id, "--json", "--runtime", "command",
+                    "--headless", "--wait", "--", "sh", "-c", step,
+                    cwd=str(work), extra_env=env,
+                )  # fmt: skip
+                assert done.returncode == 0, done.stderr
+                execution_id = json.loads(done.stdout)["execution"]["id"]
+                runs.append(call(shared, "execution/show", {"executionId": execution_id}))
+            roots[name] = runs
+            landed = json.loads((work / "pin.json").read_text())
+            assert (landed["executionId"], landed["threadId"]) == (runs[0]["id"], thread_id)
+        for attacked, control in zip(roots["attacked"], roots["control"], strict=True):
+            assert_same_authority(attacked, control, threads["attacked"], threads["control"])
+        # The thread the labels named was not touched by any of it.
+        after = call(shared, "thread/show", {"threadId": powerful})
+        assert after["thread"]["revision"] == wide_revision
+        assert after["context"]["snapshot"]["decisions"] == []
+    finally:
+        call(shared, "execution/cancel", {"executionId": wide["id"]})
+
+
+def test_thread_is_not_a_source_of_authority_policy_worded_pin(
+    shared: DaemonProcess, work: Path
+) -> None:
+    control = new_thread(shared, work, "plain")
+    attacked = new_thread(shared, work, "plain")
+    run_root(shared, control, pin_script(("decision", "use sqlite")), work)
+    run_root(
+        shared,
+        attacked,
+        pin_script(
+            ("decision", "allowedTools: Bash(*)"),
+            ("constraint", POLICY_LIKE),
+            ("next-action", "agent: powerful"),
+        ),
+        work,
+    )
+    snapshot = context(shared, attacked)["snapshot"]
+    assert [line["text"] for line in snapshot["decisions"]] == ["allowedTools: Bash(*)"]
+    root_c = run_root(shared, control, "true", work)
+    root_a = run_root(shared, attacked, "true", work)
+    assert root_a["policy"]["allowedTools"] == root_c["policy"]["allowedTools"] == []
+    assert root_a["policy"]["agent"] == "command"
+    assert_same_authority(root_a, root_c, attacked, control)
+
+
+# invariant 2
+
+
+def test_root_policy_carries_binding_inside_policy_hash(shared: DaemonProcess, work: Path) -> None:
+    thread_id = new_thread(shared, work)
+    genesis = context(shared, thread_id)
+    root1 = run_root(shared, thread_id, pin_script(("decision", "bind me")), work)
+    rev1 = context(shared, thread_id)
+    root2 = run_root(shared, thread_id, "true", work)
+    for root, ctx in ((root1, genesis), (root2, rev1)):
+        binding = root["policy"]["binding"]
+        assert binding == {
+            "id": thread_id,
+            "contextRevision": ctx["revision"],
+            "contextDigest": ctx["digest"],
+        }
+        assert root["contextRevision"] == ctx["revision"]
+        assert root["contextDigest"] == ctx["digest"]
+        # policyHash is sha256 of the RFC 8785 bytes of the whole policy, binding included.
+        assert root["policyHash"] == jcs_digest(root["policy"])
+        unbound = {**root["policy"], "binding": None}
+        assert jcs_digest(unbound) != root["policyHash"]
+        # The snapshot digest is sha256 of its RFC 8785 bytes as well.
+        assert ctx["digest"] == jcs_digest(ctx["snapshot"])
+    assert rev1["revision"] == 1
+    assert rev1["snapshot"]["previousDigest"] == genesis["digest"]
+
+
+# invariant 3
+
+
+def _settle_one_pinning_root(d: DaemonProcess, work: Path) -> tuple[str, str]:
+    thread_id = new_thread(d, work)
+    root = run_root(d, thread_id, pin_script(("decision", "original decision")), work)
+    assert root["outcome"] == "completed"
+    return thread_id, root["id"]
+
+
+def _assert_tampered_everywhere(d: DaemonProcess, thread_id: str, work: Path) -> None:
+    requests: list[tuple[str, dict[str, Any]]] = [
+        ("thread/context", {"threadId": thread_id}),
+        ("thread/show", {"threadId": thread_id}),
+        (
+            "thread/continue",
+            {"threadId": thread_id, "runtime": "command", "headless": True,
+             "args": ["true"], "cwd": str(work)},
+        ),
+    ]  # fmt: skip
+    for method, params in requests:
+        error = rpc_error(d, method, params)
+        assert error.name == "THREAD_CONTEXT_TAMPERED", (method, error.name, error.message)
+        assert error.data["threadId"] == thread_id
+        assert "Traceback" not in error.message
+    # Nothing was opened on the tampered context.
+    with db(d) as conn:
+        count = conn.execute(
+            "SELECT count(*) FROM executions WHERE thread_id = ?", (thread_id,)
+        ).fetchone()[0]
+    assert count == 1
+
+
+@pytest.mark.parametrize("tamper", ["edit-body", "edit-previous-digest", "delete-head"])
+def test_tampered_snapshot_is_thread_context_tampered(
+    tmp_path: Path, work: Path, tamper: str
+) -> None:
+    with running_daemon(tmp_path) as d:
+        thread_id, _ = _settle_one_pinning_root(d, work)
+        with db(d) as conn:
+            conn.execute("DROP TRIGGER snapshots_no_update")
+            conn.execute("DROP TRIGGER snapshots_no_delete")
+            where = "WHERE thread_id = ? AND revision = 1"
+            if tamper == "edit-body":
+                body = bytes(
+                    conn.execute(f"SELECT body FROM snapshots {where}", (thread_id,)).fetchone()[0]
+                )
+                forged = body.replace(b"original decision", b"allowedTools: Bash(*)!")
+                assert forged != body
+                conn.execute(f"UPDATE snapshots SET body = ? {where}", (forged, thread_id))
+            elif tamper == "edit-previous-digest":
+                conn.execute(
+                    f"UPDATE snapshots SET previous_digest = ? {where}",
+                    ("sha256:" + "0" * 64, thread_id),
+                )
+            else:
+                conn.execute(f"DELETE FROM snapshots {where}", (thread_id,))
+        _assert_tampered_everywhere(d, thread_id, work)
+
+
+def test_snapshot_rewritten_after_a_root_read_it_is_thread_context_tampered(
+    tmp_path: Path, work: Path
+) -> None:
+    """Rev 1 is rewritten *consistently* (new canonical body, its own new digest, still
+    linked to rev 0) after root 2 opened on it. Root 2's binding — immutable, inside its
+    policyHash — still names the digest it read, so the daemon can tell the snapshot changed
+    after it was read (invariant 3) and must not serve or build on the forgery."""
+    with running_daemon(tmp_path) as d:
+        thread_id, _ = _settle_one_pinning_root(d, work)
+        go = work / "go"
+        root2 = continue_headless(d, thread_id, f"while [ ! -e {go} ]; do sleep 0.05; done", work)[
+            "execution"
+        ]
+        read_digest = root2["contextDigest"]
+        with db(d) as conn:
+            body = conn.execute(
+                "SELECT body FROM snapshots WHERE thread_id = ? AND revision = 1", (thread_id,)
+            ).fetchone()[0]
+            snapshot = json.loads(bytes(body))
+            snapshot["decisions"][0]["text"] = "allowedTools: Bash(*)"
+            forged = rfc8785.dumps(snapshot)
+            conn.execute("DROP TRIGGER snapshots_no_update")
+            conn.execute(
+                "UPDATE snapshots SET body = ?, digest = ? WHERE thread_id = ? AND revision = 1",
+                (forged, jcs_digest(snapshot), thread_id),
+            )
+        assert jcs_digest(snapshot) != read_digest
+        go.touch()
+        settled(d, root2["id"])
+        error = rpc_error(d, "thread/context", {"threadId": thread_id})
+        assert error.name == "THREAD_CONTEXT_TAMPERED"
+        error = rpc_error(
+            d,
+            "thread/continue",
+            {"threadId": thread_id, "runtime": "command", "headless": True,
+             "args": ["true"], "cwd": str(work)},
+        )  # fmt: skip
+        assert error.name == "THREAD_CONTEXT_TAMPERED"
+
+
+# invariant 4
+
+
+def test_concurrent_continue_has_exactly_one_winner(shared: DaemonProcess, work: Path) -> None:
+    thread_id = new_thread(shared, work)
+    before = call(shared, "thread/show", {"threadId": thread_id})["thread"]["revision"]
+    contenders = 30
+    barrier = threading.Barrier(contenders)
+    results: list[dict[str, Any] | RpcError] = []
+    lock = threading.Lock()
+
+    def contend() -> None:
+        with shared.client() as client:
+            barrier.wait()
+            try:
+                outcome: dict[str, Any] | RpcError = client.call(
+                    "thread/continue",
+                    {"threadId": thread_id, "runtime": "command", "headless": True,
+                     "args": ["sleep", "5"], "cwd": str(work), "ifRevision": before},
+                )  # fmt: skip
+            except RpcError as exc:
+                outcome = exc
+        with lock:
+            results.append(outcome)
+
+    threads = [threading.Thread(target=contend) for _ in range(contenders)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(results) == contenders
+    winners = [r for r in results if isinstance(r, dict)]
+    losers = [r for r in results if isinstance(r, RpcError)]
+    assert len(winners) == 1, [getattr(r, "name", "ok") for r in results]
+    winner = winners[0]["execution"]
+    try:
+        names = {e.name for e in losers}
+        assert names <= {"THREAD_REVISION_CONFLICT", "THREAD_BUSY"}, names
+        for error in losers:
+            if error.name == "THREAD_BUSY":
+                assert error.data["busyRoot"] == winner["id"]
+            else:
+                assert error.data["expectedRevision"] == before
+        shown = call(shared, "thread/show", {"threadId": thread_id})
+        assert shown["thread"]["revision"] == before + 1
+        assert shown["thread"]["busyRoot"] == winner["id"]
+        assert [r["id"] for r in shown["roots"]] == [winner["id"]]
+        with db(shared) as conn:
+            revisions = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT revision FROM thread_revisions WHERE thread_id = ? ORDER BY revision",
+                    (thread_id,),
+                )
+            ]
+        assert revisions == list(range(1, before + 2))
+        # A later continue meets the running root, and names it.
+        error = rpc_error(
+            shared,
+            "thread/continue",
+            {"threadId": thread_id, "runtime": "command", "headless": True,
+             "args": ["true"], "cwd": str(work)},
+        )  # fmt: skip
+        assert error.name == "THREAD_BUSY"
+        assert error.data["busyRoot"] == winner["id"]
+    finally:
+        call(shared, "execution/cancel", {"executionId": winner["id"]})
+
+
+def test_stale_if_revision_is_a_revision_conflict(shared: DaemonProcess, work: Path) -> None:
+    thread_id = new_thread(shared, work)
+    read = call(shared, "thread/show", {"threadId": thread_id})["thread"]["revision"]
+    first = continue_headless(shared, thread_id, "true", work, ifRevision=read)
+    settled(shared, first["execution"]["id"])
+    moved = call(shared, "thread/show", {"threadId": thread_id})["thread"]["revision"]
+    assert moved == read + 2  # continued, then settled: one revision each
+    error = rpc_error(
+        shared,
+        "thread/continue",
+        {"threadId": thread_id, "runtime": "command", "headless": True, "args": ["true"],
+         "cwd": str(work), "ifRevision": read},
+    )  # fmt: skip
+    assert error.name == "THREAD_REVISION_CONFLICT"
+    assert error.data["currentRevision"] == moved
+    assert call(shared, "thread/show", {"threadId": thread_id})["thread"]["revision"] == moved
+
+
+# invariant 5
+
+
+def test_settle_with_foreign_thread_is_binding_mismatch(shared: DaemonProcess, work: Path) -> None:
+    mine = new_thread(shared, work)
+    other = new_thread(shared, work)
+    # An interactive root the test itself "launched" (the test process is its launcher).
+    root = call(
+        shared,
+        "thread/continue",
+        {"threadId": mine, "runtime": "command", "args": ["true"], "cwd": str(work)},
+    )["execution"]
+    revisions = {t: call(shared, "thread/show", {"threadId": t})["thread"] for t in (mine, other)}
+    for wrong in (other, "thread_01doesnotexist0000000000"):
+        error = rpc_error(
+            shared,
+            "execution/settle",
+            {"executionId": root["id"], "threadId": wrong, "outcome": "completed"},
+        )
+        assert error.name == "THREAD_EXECUTION_BINDING_MISMATCH"
+        assert error.data["threadId"] == wrong
+        assert error.data["executionId"] == root["id"]
+    # Nothing moved: the root is unsettled, neither thread advanced.
+    assert call(shared, "execution/show", {"executionId": root["id"]})["status"] != "settled"
+    for t, before in revisions.items():
+        now = call(shared, "thread/show", {"threadId": t})["thread"]
+        assert (now["revision"], now["contextRevision"]) == (
+            before["revision"],
+            before["contextRevision"],
+        )
+    done = call(
+        shared,
+        "execution/settle",
+        {"executionId": root["id"], "threadId": mine, "outcome": "completed", "exitCode": 0},
+    )
+    assert done["outcome"] == "completed"
+    assert context(shared, mine)["revision"] == 1
+
+
+# invariant 6
+
+
+@pytest.mark.parametrize("corruption", ["digest-column", "pin-text-in-body"])
+def test_broken_checkpoint_settles_degraded_with_only_the_outcome(
+    shared: DaemonProcess, work: Path, corruption: str
+) -> None:
+    thread_id = new_thread(shared, work)
+    run_root(shared, thread_id, pin_script(("decision", "kept from root 1")), work)
+    before = context(shared, thread_id)["snapshot"]
+    ready, go = work / "ready", work / "go"
+    script = pin_script(("decision", "lost decision"), ("next-action", "lost step")) + (
+        f" && touch {ready} && while [ ! -e {go} ]; do sleep 0.05; done"
+    )
+    root = continue_headless(shared, thread_id, script, work)["execution"]
+    wait_for(ready.exists, what="the root's pins")
+    with db(shared) as conn:
+        if corruption == "digest-column":
+            conn.execute(
+                "UPDATE checkpoints SET digest = ? WHERE execution_id = ?",
+                ("sha256:" + "f" * 64, root["id"]),
+            )
+        else:
+            body = conn.execute(
+                "SELECT body FROM checkpoints WHERE execution_id = ?", (root["id"],)
+            ).fetchone()[0]
+            forged = bytes(body).replace(b"lost decision", b"forged decision")
+            conn.execute(
+                "UPDATE checkpoints SET body = ? WHERE execution_id = ?", (forged, root["id"])
+            )
+    go.touch()
+    assert settled(shared, root["id"])["outcome"] == "completed"
+    after = context(shared, thread_id)["snapshot"]
+    assert after["degraded"] is True
+    assert after["revision"] == before["revision"] + 1
+    for kind in ("objective", "decisions", "constraints", "openItems", "nextActions", "resolved"):
+        assert after[kind] == before[kind], kind
+    assert after["outcomes"][:-1] == before["outcomes"]
+    newest = after["outcomes"][-1]
+    assert (newest["sourceExecutionId"], newest["status"]) == (root["id"], "completed")
+    # The next healthy projection clears the flag.
+    run_root(shared, thread_id, pin_script(("decision", "healthy again")), work)
+    healed = context(shared, thread_id)["snapshot"]
+    assert healed["degraded"] is False
+    assert "healthy again" in [line["text"] for line in healed["decisions"]]
+
+
+# invariant 8
+
+
+def _pinning_script(ready: Path) -> str:
+    return pin_script(("decision", "pinned before the crash"), ("open-item", "unfinished")) + (
+        f" && touch {ready} && exec sleep 60"
+    )
+
+
+def test_root_whose_process_vanished_is_interrupted_and_its_pins_survive_interactive(
+    shared: DaemonProcess, work: Path
+) -> None:
+    thread_id = new_thread(shared, work)
+    ready = work / "ready"
+    started = call(
+        shared,
+        "thread/continue",
+        {"threadId": thread_id, "runtime": "command", "cwd": str(work),
+         "args": ["sh", "-c", f"while [ ! -e {work / 'go'} ]; do sleep 0.05; done; "
+                  + _pinning_script(ready)]},
+    )  # fmt: skip
+    launch = started["launch"]
+    env = {**shared.env, **launch["env"]}
+    process = subprocess.Popen(launch["argv"], env=env, cwd=launch["cwd"], start_new_session=True)
+    try:
+        call(
+            shared,
+            "execution/attach",
+            {"executionId": started["execution"]["id"], "pid": process.pid},
+        )
+        (work / "go").touch()
+        wait_for(ready.exists, what="pins")
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+        shown = call(shared, "thread/show", {"threadId": thread_id})
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+    root = shown["roots"][-1]
+    assert (root["status"], root["outcome"]) == ("settled", "interrupted")
+    _assert_pins_reach_the_next_root(shared, thread_id, shown, root["id"], work)
+
+
+def test_root_whose_process_vanished_is_interrupted_and_its_pins_survive_headless(
+    shared: DaemonProcess, work: Path
+) -> None:
+    thread_id = new_thread(shared, work)
+    ready = work / "ready"
+    root = continue_headless(shared, thread_id, _pinning_script(ready), work)["execution"]
+    wait_for(ready.exists, what="pins")
+    os.killpg(root["pid"], signal.SIGKILL)  # the run's whole process group
+    wait_for(
+        lambda: (
+            call(shared, "thread/reconcile", {"threadId": thread_id})["thread"]["revision"]
+            and call(shared, "execution/show", {"executionId": root["id"]})["status"] == "settled"
+        ),
+        what="the root to settle",
+    )
+    assert call(shared, "execution/show", {"executionId": root["id"]})["outcome"] == "interrupted"
+    shown = call(shared, "thread/show", {"threadId": thread_id})
+    _assert_pins_reach_the_next_root(shared, thread_id, shown, root["id"], work)
+
+
+def _assert_pins_reach_the_next_root(
+    d: DaemonProcess, thread_id: str, shown: dict[str, Any], root_id: str, work: Path
+) -> None:
+    snapshot = shown["context"]["snapshot"]
+    assert [(x["text"], x["sourceExecutionId"]) for x in snapshot["decisions"]] == [
+        ("pinned before the crash", root_id)
+    ]
+    assert [x["text"] for x in snapshot["openItems"]] == ["unfinished"]
+    assert snapshot["outcomes"][-1]["status"] == "interrupted"
+    seen = work / "seen.md"
+    nxt = run_root(d, thread_id, f'cat "$ALP_SESSION_CONTEXT" > {seen}', work)
+    assert nxt["policy"]["binding"]["contextRevision"] == shown["context"]["revision"]
+    text = seen.read_text()
+    assert "pinned before the crash" in text and "unfinished" in text
+
+
+# invariant 10
+
+
+def test_pin_outside_any_execution_is_refused(shared: DaemonProcess, work: Path) -> None:
+    thread_id = new_thread(shared, work)
+    running = continue_headless(shared, thread_id, "sleep 30", work)["execution"]
+    try:
+        for env in (
+            {},
+            {"ALP_EXECUTION_ID": running["id"], "ALP_THREAD_ID": thread_id},
+        ):
+            done = shared.cli("context", "pin", "decision", "--", "from outside", extra_env=env)
+            assert done.returncode == 1, done.stderr
+            assert "PIN_OUTSIDE_EXECUTION" in done.stderr
+        error = rpc_error(shared, "context/pin", {"kind": "decision", "text": "raw rpc"})
+        assert error.name == "PIN_OUTSIDE_EXECUTION"
+    finally:
+        call(shared, "execution/cancel", {"executionId": running["id"]})
+    assert context(shared, thread_id)["snapshot"]["decisions"] == []
+
+
+def test_pin_with_forged_execution_label_lands_on_the_real_execution(
+    shared: DaemonProcess, work: Path
+) -> None:
+    victim_thread = new_thread(shared, work)
+    victim = continue_headless(shared, victim_thread, "sleep 30", work)["execution"]
+    thread_id = new_thread(shared, work)
+    out = work / "pin.json"
+    script = (
+        f"ALP_EXECUTION_ID={victim['id']} ALP_THREAD_ID={victim_thread} "
+        f"alp context pin --json decision -- 'forged label' > {out}"
+    )
+    try:
+        root = run_root(shared, thread_id, script, work)
+        landed = json.loads(out.read_text())
+        assert landed["executionId"] == root["id"]
+        assert landed["threadId"] == thread_id
+    finally:
+        call(shared, "execution/cancel", {"executionId": victim["id"]})
+    decisions = context(shared, thread_id)["snapshot"]["decisions"]
+    assert [(x["text"], x["sourceExecutionId"]) for x in decisions] == [
+        ("forged label", root["id"])
+    ]
+    assert context(shared, victim_thread)["snapshot"]["decisions"] == []
