@@ -13,13 +13,14 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import aiosqlite
 import anyio
 import msgspec
 import structlog
 
-from alpd.domain.agents import AgentDefinition, AgentsConfig
+from alpd.domain.agents import AgentDefinition, AgentsConfig, RuntimeConfig
 from alpd.domain.context import Outcome as DomainOutcome
 from alpd.domain.context import seed_checkpoint
 from alpd.domain.ids import EXECUTION_PREFIX
@@ -77,6 +78,14 @@ log = structlog.get_logger("alpd.executions")
 AfterSettle = Callable[[str], Awaitable[None]]
 
 
+class Prepared(NamedTuple):
+    agent: AgentDefinition
+    runtime: RuntimeAdapter
+    request: PolicyRequest
+    config: RuntimeConfig
+    program: str
+
+
 @dataclass(frozen=True, slots=True)
 class Paths:
     home: Path
@@ -120,9 +129,13 @@ class Executions:
             )
         return definition
 
-    async def continue_thread(
-        self, caller: Caller, params: m.ContinueParams, *, origin: Origin | None = None
-    ) -> m.ContinueResult:
+    def prepare(
+        self, caller: Caller, params: m.ContinueParams, origin: Origin | None = None
+    ) -> Prepared:
+        """Everything about a new root that needs no thread: agent, runtime, program.
+
+        Done before any write, so a missing runtime leaves nothing behind (not even the
+        empty thread of a failed `alp`)."""
         agent = self.resolve_agent(params.agent, params.runtime)
         runtime = runtime_adapter(agent.runtime)
         if params.headless and not runtime.supports_headless:
@@ -141,6 +154,12 @@ class Executions:
         )
         config = self.agents.runtime(agent.runtime)
         program = runtime.locate_program(config, build_policy(agent, request, None))
+        return Prepared(agent, runtime, request, config, program)
+
+    async def continue_thread(
+        self, caller: Caller, params: m.ContinueParams, *, prepared: Prepared | None = None
+    ) -> m.ContinueResult:
+        agent, runtime, request, config, program = prepared or self.prepare(caller, params)
         await self.reconcile_thread(caller, params.thread_id)
         execution_id = self.d.clock.new_id(EXECUTION_PREFIX)
         exec_dir = self.paths.exec_dir(execution_id)
