@@ -16,7 +16,6 @@ from typing import Any, NoReturn
 
 from alpctl import render
 from alpctl.client import Client, DaemonUnreachable, ForeignDaemon, RpcError, start_daemon
-from alpctl.launch import run_interactive
 from alpd.paths import default_socket_path
 
 EXIT_OK, EXIT_DOMAIN, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
@@ -212,6 +211,8 @@ def start_or_continue(
         raise UsageError("--wait needs --headless")
     result = client.call(method, {k: v for k, v in params.items() if v is not None})
     if not args.headless:
+        from alpctl.launch import run_interactive
+
         return run_interactive(client, client.socket_path, result)
     execution = result["execution"]
     if not args.wait:
