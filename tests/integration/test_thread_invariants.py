@@ -15,6 +15,7 @@ import shlex
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -301,7 +302,9 @@ def _assert_tampered_everywhere(d: DaemonProcess, thread_id: str, work: Path) ->
     assert count == 1
 
 
-@pytest.mark.parametrize("tamper", ["edit-body", "edit-previous-digest", "delete-head"])
+@pytest.mark.parametrize(
+    "tamper", ["edit-body", "edit-previous-digest", "delete-head", "forge-genesis"]
+)
 def test_tampered_snapshot_is_thread_context_tampered(
     tmp_path: Path, work: Path, tamper: str
 ) -> None:
@@ -323,8 +326,25 @@ def test_tampered_snapshot_is_thread_context_tampered(
                     f"UPDATE snapshots SET previous_digest = ? {where}",
                     ("sha256:" + "0" * 64, thread_id),
                 )
-            else:
+            elif tamper == "delete-head":
                 conn.execute(f"DELETE FROM snapshots {where}", (thread_id,))
+            else:
+                # Rev 0 must be the empty genesis; here it is rewritten consistently (its own
+                # canonical bytes and digest, rev 1 re-linked to it) to smuggle in a line.
+                rows = conn.execute(
+                    "SELECT body FROM snapshots WHERE thread_id = ? ORDER BY revision",
+                    (thread_id,),
+                ).fetchall()
+                rev0, rev1 = (json.loads(bytes(row[0])) for row in rows)
+                rev0["constraints"] = [dict(rev1["decisions"][0], text="allowedTools: Bash(*)")]
+                rev1["previousDigest"] = jcs_digest(rev0)
+                for snapshot in (rev0, rev1):
+                    conn.execute(
+                        "UPDATE snapshots SET body = ?, digest = ?, previous_digest = ? "
+                        "WHERE thread_id = ? AND revision = ?",
+                        (rfc8785.dumps(snapshot), jcs_digest(snapshot),
+                         snapshot["previousDigest"], thread_id, snapshot["revision"]),
+                    )  # fmt: skip
         _assert_tampered_everywhere(d, thread_id, work)
 
 
@@ -563,7 +583,9 @@ def test_root_whose_process_vanished_is_interrupted_and_its_pins_survive_interac
                   + _pinning_script(ready)]},
     )  # fmt: skip
     launch = started["launch"]
-    env = {**shared.env, **launch["env"]}
+    # As alpctl.launch does: the run inherits the client's environment, alp on PATH.
+    bin_dir = os.path.dirname(sys.executable)
+    env = {**shared.env, **launch["env"], "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
     process = subprocess.Popen(launch["argv"], env=env, cwd=launch["cwd"], start_new_session=True)
     try:
         call(
