@@ -1,0 +1,40 @@
+"""Benchmarks that compare alp against its floor measured in the same run (DESIGN §9).
+
+Every module `bench/bench_*.py` exposes `run() -> list[Result]`; `python -m bench` runs them
+all and prints one table. A figure without its floor means little on a shared 2-vCPU VM
+(research/PERF.md: sequential round trips there are bimodal), so each Result carries the
+baseline measured in the same run, interleaved with it, and the ratio between the two.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+__all__ = ["Result", "goal_met"]
+
+_COMPARE = {">=": operator.ge, "<=": operator.le}
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One measured figure against its floor.
+
+    `ratio` is figure/baseline in the direction the goal states; `goal` is ">= X", "<= X",
+    or "" for a figure printed for information only.
+    """
+
+    name: str
+    figure: float
+    unit: str
+    baseline: float | None
+    ratio: float | None
+    goal: str
+
+
+def goal_met(result: Result) -> bool | None:
+    """True/False when the result has a goal and a ratio, else None."""
+    if not result.goal or result.ratio is None:
+        return None
+    op, _, bound = result.goal.partition(" ")
+    return bool(_COMPARE[op](result.ratio, float(bound)))
