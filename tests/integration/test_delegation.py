@@ -1,0 +1,217 @@
+"""Delegation from inside a run, the delegation tree, and a cancel that cascades (issue 3).
+
+Agent `lead` (command runtime) may delegate to `helper` only. Children live in their root's
+graph, never among the thread's roots; they carry the thread id as a label. Cancelling the
+root ends every process of every run below it, including ones that ignore SIGTERM or
+double-fork out of the process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from alpctl.client import RpcError
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+CONFIG = """
+[agents.lead]
+runtime = "command"
+delegatesTo = ["helper"]
+
+[agents.helper]
+runtime = "command"
+
+[agents.other]
+runtime = "command"
+"""
+
+#: `execution/delegate` with explicit runtime args, from inside a run (argv: agent task args…)
+DELEGATE_PY = """
+import json, os, sys
+from pathlib import Path
+from alpctl.client import Client
+with Client.connect(Path(os.environ["ALP_SOCKET"])) as client:
+    result = client.call(
+        "execution/delegate", {"agent": sys.argv[1], "task": sys.argv[2], "args": sys.argv[3:]}
+    )
+print(json.dumps(result))
+"""
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.03)
+    raise AssertionError(f"timed out waiting for {what or predicate}")
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    base = tmp_path_factory.mktemp("delegation")
+    (base / "config.toml").write_text(CONFIG)
+    with running_daemon(base, extra_args=["--config", str(base / "config.toml")]) as daemon:
+        yield daemon
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    (path / "delegate.py").write_text(DELEGATE_PY)
+    return path
+
+
+def start_lead(d: DaemonProcess, work: Path, script: str) -> tuple[str, dict[str, Any]]:
+    """A new thread with a headless `lead` root running `sh lead.sh`."""
+    (work / "lead.sh").write_text(script)
+    thread = d.call("thread/create", {"title": "lead", "cwd": str(work)})
+    started = d.call(
+        "thread/continue",
+        {"threadId": thread["id"], "agent": "lead", "headless": True,
+         "args": ["sh", str(work / "lead.sh")], "cwd": str(work)},
+    )  # fmt: skip
+    return thread["id"], started["execution"]
+
+
+def labelled(execution_ids: set[str]) -> list[psutil.Process]:
+    """Live processes carrying one of these ALP_EXECUTION_ID labels."""
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if process.environ().get("ALP_EXECUTION_ID") in execution_ids:
+                found.append(process)
+    return found
+
+
+def kill_all(execution_ids: set[str]) -> None:
+    for process in labelled(execution_ids):
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+
+
+def test_delegated_children_stay_out_of_the_thread_and_cancel_cascades(
+    d: DaemonProcess, work: Path
+) -> None:
+    py = shlex.quote(sys.executable)
+    script = "\n".join(
+        [
+            f"{py} delegate.py helper 'ignore TERM' sh -c \"trap '' TERM; sleep 100\" > c1.json",
+            f"{py} delegate.py helper 'double fork' sh -c '(setsid sleep 100 &) ; sleep 100'"
+            " > c2.json",
+            "alp delegate other -- x 2> denied.txt; echo $? > denied.rc",
+            "touch ready",
+            "exec sleep 100",
+        ]
+    )
+    thread_id, root = start_lead(d, work, script)
+    ids = {root["id"]}
+    try:
+        wait_for((work / "ready").exists, what="the lead's delegations")
+        children = [json.loads((work / f"c{i}.json").read_text())["execution"] for i in (1, 2)]
+        ids |= {c["id"] for c in children}
+        for child in children:
+            assert child["kind"] == "sub-agent"
+            assert child["agent"] == "helper"
+            assert child["threadId"] == thread_id
+            assert child["parentId"] == root["id"]
+            assert child["rootId"] == root["id"]
+            assert child["origin"]["parentExecutionId"] == root["id"]
+            assert child["status"] == "running"
+            shown = d.call("execution/show", {"executionId": child["id"]})
+            assert shown["policy"]["binding"] is None  # authority from its agent, not the thread
+            assert shown.get("sequence") is None
+
+        assert (work / "denied.rc").read_text().strip() == "1"
+        assert "DELEGATION_DENIED" in (work / "denied.txt").read_text()
+
+        thread = d.call("thread/show", {"threadId": thread_id})
+        assert [r["id"] for r in thread["roots"]] == [root["id"]]
+        assert thread["children"] == 2
+
+        tree = json.loads(d.cli("delegation", "tree", root["id"], "--json").stdout)
+        assert tree["execution"]["id"] == root["id"]
+        assert tree["binding"] == thread_id
+        assert sorted(c["execution"]["id"] for c in tree["children"]) == sorted(
+            c["id"] for c in children
+        )
+        assert all(c["binding"] == thread_id for c in tree["children"])
+        human = d.cli("delegation", "tree", root["id"])
+        assert human.returncode == 0 and thread_id in human.stdout
+        # The grandchild left the group with setsid; it is still part of the run by label.
+        assert len(labelled({children[1]["id"]})) >= 2
+
+        cancelled = d.call("execution/cancel", {"executionId": root["id"]})
+        assert (cancelled["status"], cancelled["outcome"]) == ("settled", "cancelled")
+        for execution_id in ids:
+            ended = d.call("execution/show", {"executionId": execution_id})
+            assert (ended["status"], ended["outcome"]) == ("settled", "cancelled"), execution_id
+        survivors = wait_for(
+            lambda: not labelled(ids) or None, timeout=3, what="every labelled process to end"
+        )
+        assert survivors
+        after = d.call("thread/show", {"threadId": thread_id})
+        assert after["thread"]["contextRevision"] == 1
+        assert [o["sourceExecutionId"] for o in after["context"]["snapshot"]["outcomes"]] == [
+            root["id"]
+        ]
+    finally:
+        kill_all(ids)
+
+
+def test_delegation_from_outside_a_run_is_refused(d: DaemonProcess, work: Path) -> None:
+    thread_id, root = start_lead(d, work, "touch ready; exec sleep 30")
+    try:
+        wait_for((work / "ready").exists)
+        with pytest.raises(RpcError) as info:
+            d.call("execution/delegate", {"agent": "helper", "task": "x", "args": ["true"]})
+        assert info.value.name == "PIN_OUTSIDE_EXECUTION"
+        forged = d.cli(
+            "delegate", "helper", "--", "true",
+            extra_env={"ALP_EXECUTION_ID": root["id"], "ALP_THREAD_ID": thread_id},
+        )  # fmt: skip
+        assert forged.returncode == 1
+        assert "PIN_OUTSIDE_EXECUTION" in forged.stderr
+    finally:
+        d.call("execution/cancel", {"executionId": root["id"]})
+    assert d.call("thread/show", {"threadId": thread_id}).get("children", 0) == 0
+
+
+def test_alp_delegate_cli_starts_a_child(d: DaemonProcess, work: Path) -> None:
+    """`alp delegate helper -- TASK` from inside a lead run (DESIGN §6): for a command-runtime
+    agent the words after `--` are what the child runs."""
+    script = (
+        "alp delegate helper --json -- sleep 30 > child.json 2> child.err; "
+        "echo $? > child.rc; touch ready; exec sleep 30"
+    )
+    thread_id, root = start_lead(d, work, script)
+    ids = {root["id"]}
+    try:
+        wait_for((work / "ready").exists)
+        assert (work / "child.rc").read_text().strip() == "0", (work / "child.err").read_text()
+        child = json.loads((work / "child.json").read_text())["execution"]
+        ids.add(child["id"])
+        assert (child["kind"], child["parentId"], child["threadId"]) == (
+            "sub-agent",
+            root["id"],
+            thread_id,
+        )
+        assert child["status"] == "running"
+    finally:
+        with contextlib.suppress(RpcError):
+            d.call("execution/cancel", {"executionId": root["id"]})
+        kill_all(ids)
