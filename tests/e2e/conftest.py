@@ -128,3 +128,8 @@ def outside_tmp() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="run-", dir=parent))
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+# A whole alp world (a real alpd whose runs reach the scripted model server) and pseudo-terminal
+# sessions, for the tests that drive alp itself with the real CLIs; defined in fixtures_alp.py.
+from fixtures_alp import alp_world, make_world, pty_sessions  # noqa: E402, F401
