@@ -22,7 +22,7 @@ import pytest
 from wire import RawConnection, error_of
 
 from alpctl.client import Client, RpcError
-from alpd.testing.daemon import DaemonProcess, daemon_env
+from alpd.testing.daemon import DaemonProcess, daemon_env, running_daemon
 from protocol import errors
 
 HEAVY_MODULES = ("anyio", "aiosqlite", "structlog", "msgspec")
@@ -274,8 +274,6 @@ def test_subscriber_that_never_reads_is_dropped_and_others_are_served(
 @pytest.fixture
 def own_daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
     """Like the `alpd` fixture, but the test ends the daemon itself."""
-    from alpd.testing.daemon import running_daemon
-
     with running_daemon(tmp_path) as daemon:
         yield daemon
 
@@ -392,6 +390,9 @@ def test_autostart_starts_alpd_when_none_answers(tmp_path: Path) -> None:
         assert json.loads(again.stdout)["pid"] == started_pid
         assert "started" not in again.stderr
     finally:
+        lock = tmp_path / "home" / "alpd.lock"
+        if started_pid is None and lock.exists():  # started, but the test failed before
+            started_pid = int(lock.read_text().strip() or 0) or None
         if started_pid is not None:
             os.kill(started_pid, signal.SIGTERM)
             assert wait_gone(started_pid, 15)
