@@ -15,6 +15,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--socket", help="socket path (default: $ALP_SOCKET or the runtime dir)")
     parser.add_argument("--config", help="config file (default: HOME/config.toml)")
     parser.add_argument("--log-json", action="store_true", default=None, help="JSON logs")
+    parser.add_argument(
+        "--frame-deadline",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a partial message may stall before the connection is cut (default 10)",
+    )
     sub = parser.add_subparsers(dest="command")
     units = sub.add_parser(
         "install-units", help="install the systemd user units (or launchd agent)"
@@ -35,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     from alpd.lock import HomeLocked
     from alpd.logs import configure_logging
     from alpd.paths import UnsafeDirectory, default_home, default_socket_path
+    from alpd.rpc.connection import ConnectionLimits
     from alpd.rpc.listener import SocketInUse
     from alpd.store.db import DatabaseCorrupt, DatabaseTooNew
 
@@ -45,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         home=home.absolute(),
         socket_path=socket_path.absolute(),
         config_path=Path(args.config) if args.config else home / "config.toml",
+        limits=ConnectionLimits(frame_deadline=args.frame_deadline),
     )
     try:
         anyio.run(run_daemon, config, backend_options={"use_uvloop": True})

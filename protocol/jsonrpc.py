@@ -52,6 +52,9 @@ def parse_frame(frame: bytes) -> tuple[list[Parsed], bool]:
         document = _decoder.decode(frame)
     except msgspec.DecodeError as exc:
         return [ErrorReply(None, errors.PARSE_ERROR, f"Parse error: {exc}")], False
+    except RecursionError:
+        # msgspec gives up on nesting deeper than ~1000 levels; no valid request is that deep.
+        return [ErrorReply(None, errors.PARSE_ERROR, "Parse error: nesting too deep")], False
     if isinstance(document, list):
         if not document:
             return [ErrorReply(None, errors.INVALID_REQUEST, "Invalid Request: empty batch")], False

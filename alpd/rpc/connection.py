@@ -1,16 +1,21 @@
-"""One client connection: credentials at accept, framing, bounded in-flight work, replies.
+"""One client connection: framing, dispatch, replies and notifications, every part bounded.
 
-The reader feeds a `FrameDecoder`; each complete frame is handled in its own task (at most
-`MAX_IN_FLIGHT` at once, so a client cannot make us hold unbounded work), and replies and
-notifications leave through one bounded outbound queue drained by a writer task. A partial
-frame must complete within `frame_deadline` seconds of its first byte (slowloris); the
-deadline is per frame, not per read, so a byte a minute does not keep it alive.
+Frames are served inline, in order, by the reader: the common call (a ping, a list, a
+pin) costs no task spawn and no queue hop, which is most of a round trip's price here.
+A frame holding a *blocking* method (one that waits for a run to settle or for processes
+to end) is served in its own task, at most `max_in_flight` at once, so the connection keeps
+answering meanwhile. Replies are written under a lock; server notifications go through one
+bounded queue drained by a writer task, and a subscriber whose queue fills is dropped.
+
+A partial frame must complete within `frame_deadline` seconds of its first byte
+(slowloris); the deadline is per frame, not per read, so a byte a minute does not keep it
+alive. No failure of one frame can end the daemon: anything unexpected is logged and
+answered with a bare -32603.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,6 +42,8 @@ READ_CHUNK: Final = 65536
 
 log = structlog.get_logger("alpd.rpc")
 
+_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
+
 
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
@@ -44,6 +51,15 @@ class ConnectionLimits:
     frame_deadline: float = 10.0
     max_in_flight: int = MAX_IN_FLIGHT
     max_outbound: int = MAX_PENDING
+
+
+class InFlight:
+    """How many requests the whole daemon is serving (shutdown waits for zero)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
 
 
 def _named_error(name: str, message: str, **data: object) -> bytes:
@@ -60,7 +76,7 @@ class Connection:
         dispatcher: Dispatcher,
         events: EventBus,
         limits: ConnectionLimits,
-        in_flight: anyio.CapacityLimiter,
+        in_flight: InFlight,
     ) -> None:
         self.stream = stream
         self.caller = caller
@@ -68,25 +84,33 @@ class Connection:
         self._events = events
         self._limits = limits
         self._decoder = FrameDecoder(limits.max_frame_bytes)
-        self._slots = anyio.Semaphore(limits.max_in_flight)
-        self._daemon_in_flight = in_flight
-        self._out_send: MemoryObjectSendStream[bytes]
-        self._out_recv: MemoryObjectReceiveStream[bytes]
-        self._out_send, self._out_recv = anyio.create_memory_object_stream[bytes](
+        self._blocking_slots = anyio.Semaphore(limits.max_in_flight)
+        self._in_flight = in_flight
+        self._send_lock = anyio.Lock()
+        self._notify_send: MemoryObjectSendStream[bytes]
+        self._notify_recv: MemoryObjectReceiveStream[bytes]
+        self._notify_send, self._notify_recv = anyio.create_memory_object_stream[bytes](
             limits.max_outbound
         )
         self._subscriber: Subscriber | None = None
         self._tg: TaskGroup | None = None
+        self._farewell: bytes | None = None
+        self._partial_since: float | None = None
 
     # Session protocol (what handlers see)
 
     def subscribe(self, methods: frozenset[str] | None, thread_id: str | None) -> None:
         if self._subscriber is not None:
             self._events.remove(self._subscriber)
-        self._subscriber = Subscriber(self._out_send, methods, thread_id, self._drop_slow)
+        self._subscriber = Subscriber(self._notify_send, methods, thread_id, self._drop_slow)
         self._events.add(self._subscriber)
 
     def _drop_slow(self) -> None:
+        self._farewell = _named_error(
+            "SUBSCRIBER_TOO_SLOW",
+            f"more than {self._limits.max_outbound} notifications were waiting; resubscribe "
+            "and read them as they come",
+        )
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
 
@@ -94,34 +118,44 @@ class Connection:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                tg.start_soon(self._write_loop)
+                tg.start_soon(self._notification_loop)
                 await self._read_loop(tg)
-                # The peer finished sending: let in-flight replies drain, then stop writing.
+                # The peer finished sending: let blocking calls finish, then stop.
                 for _ in range(self._limits.max_in_flight):
-                    await self._slots.acquire()
-                self._out_send.close()
+                    await self._blocking_slots.acquire()
+                tg.cancel_scope.cancel()
         finally:
             if self._subscriber is not None:
                 self._events.remove(self._subscriber)
+            if self._farewell is not None:
+                await self._send_now(self._farewell)
             with anyio.CancelScope(shield=True):
                 await self.stream.aclose()
 
+    async def _receive(self) -> bytes | None:
+        """The next chunk; None when the peer is gone or its partial frame stalled."""
+        try:
+            if not self._decoder.has_partial_frame:
+                self._partial_since = None
+                return await self.stream.receive(READ_CHUNK)
+            # Per frame, not per read: the clock runs from the frame's first byte and is
+            # reset only when a frame completes.
+            if self._partial_since is None:
+                self._partial_since = anyio.current_time()
+            remaining = self._partial_since + self._limits.frame_deadline - anyio.current_time()
+            with anyio.fail_after(max(remaining, 0)):
+                return await self.stream.receive(READ_CHUNK)
+        except TimeoutError:
+            log.warning("frame_timeout", uid=self.caller.uid, pid=self.caller.pid)
+            await self._send_now(_named_error("FRAME_TIMEOUT", "a partial message stalled"))
+            return None
+        except _GONE:
+            return None
+
     async def _read_loop(self, tg: TaskGroup) -> None:
-        partial_since: float | None = None
         while True:
-            if self._decoder.has_partial_frame:
-                partial_since = partial_since or anyio.current_time()
-                remaining = partial_since + self._limits.frame_deadline - anyio.current_time()
-            else:
-                partial_since, remaining = None, math.inf
-            try:
-                with anyio.fail_after(max(remaining, 0)):
-                    data = await self.stream.receive(READ_CHUNK)
-            except TimeoutError:
-                log.warning("frame_timeout", uid=self.caller.uid, pid=self.caller.pid)
-                await self._send_now(_named_error("FRAME_TIMEOUT", "a partial message stalled"))
-                return
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            data = await self._receive()
+            if data is None:
                 return
             self._decoder.feed(data)
             if not await self._drain_frames(tg):
@@ -133,9 +167,7 @@ class Connection:
                 frame = self._decoder.next_frame()
             except FrameTooLarge as exc:
                 log.warning("frame_too_large", size=exc.size, limit=exc.limit)
-                await self._out_send.send(
-                    _named_error("FRAME_TOO_LARGE", str(exc), limit=exc.limit)
-                )
+                await self._write(_named_error("FRAME_TOO_LARGE", str(exc), limit=exc.limit))
                 continue
             except FramingBroken as exc:
                 log.warning("protocol_error", error=str(exc))
@@ -143,37 +175,49 @@ class Connection:
                 return False
             if frame is None:
                 return True
-            await self._slots.acquire()
-            tg.start_soon(self._handle, frame)
+            self._partial_since = None
+            items, is_batch, blocking = self._dispatcher.parse(frame)
+            if blocking:
+                await self._blocking_slots.acquire()
+                tg.start_soon(self._serve_blocking, items, is_batch)
+            else:
+                await self._serve(items, is_batch)
 
-    async def _handle(self, frame: bytes) -> None:
+    async def _serve(self, items: list[jsonrpc.Parsed], is_batch: bool) -> None:
+        self._in_flight.count += 1
         try:
-            async with self._daemon_in_flight:
-                reply = await self._dispatcher.handle_frame(self, frame)
-            if reply is not None:
-                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    await self._out_send.send(reply)
+            reply = await self._dispatcher.handle_parsed(self, items, is_batch)
+        except Exception:
+            log.exception("frame_failed")
+            reply = jsonrpc.encode_error(None, errors.INTERNAL_ERROR, "Internal error")
         finally:
-            self._slots.release()
+            self._in_flight.count -= 1
+        if reply is not None:
+            await self._write(reply)
 
-    async def _write_loop(self) -> None:
-        async with self._out_recv:
-            async for payload in self._out_recv:
-                framing = self._decoder.framing or Framing.NDJSON
-                try:
-                    await self.stream.send(encode_frame(framing, payload))
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    if self._tg is not None:
-                        self._tg.cancel_scope.cancel()
-                    return
+    async def _serve_blocking(self, items: list[jsonrpc.Parsed], is_batch: bool) -> None:
+        try:
+            await self._serve(items, is_batch)
+        finally:
+            self._blocking_slots.release()
+
+    async def _write(self, payload: bytes) -> None:
+        framing = self._decoder.framing or Framing.NDJSON
+        with contextlib.suppress(*_GONE):
+            async with self._send_lock:
+                await self.stream.send(encode_frame(framing, payload))
+
+    async def _notification_loop(self) -> None:
+        async with self._notify_recv:
+            async for payload in self._notify_recv:
+                await self._write(payload)
 
     async def _send_now(self, payload: bytes) -> None:
-        """A last message before closing: written directly, bounded in time."""
+        """A last message before closing: shielded from our own cancellation, at most 1 s."""
         framing = self._decoder.framing or Framing.NDJSON
-        # Shield from the connection's own cancellation, but never wait more than a second.
         with (
             anyio.CancelScope(shield=True),
             anyio.move_on_after(1),
-            contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError),
+            contextlib.suppress(*_GONE),
         ):
             await self.stream.send(encode_frame(framing, payload))

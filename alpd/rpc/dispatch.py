@@ -47,9 +47,24 @@ class Dispatcher:
             raise RuntimeError(f"methods without a handler: {sorted(missing)}")
         self._methods = {name: Bound(METHODS[name], handlers[name]) for name in METHODS}
 
+    def parse(self, frame: bytes) -> tuple[list[jsonrpc.Parsed], bool, bool]:
+        """(items, is_batch, blocking): blocking when any call may wait for long."""
+        items, is_batch = jsonrpc.parse_frame(frame)
+        blocking = False
+        for item in items:
+            if isinstance(item, jsonrpc.Call):
+                bound = self._methods.get(item.method)
+                blocking = blocking or (bound is not None and bound.spec.blocking)
+        return items, is_batch, blocking
+
     async def handle_frame(self, session: Session, frame: bytes) -> bytes | None:
         """The reply payload for one frame, or None when nothing is to be sent."""
-        items, is_batch = jsonrpc.parse_frame(frame)
+        items, is_batch, _ = self.parse(frame)
+        return await self.handle_parsed(session, items, is_batch)
+
+    async def handle_parsed(
+        self, session: Session, items: list[jsonrpc.Parsed], is_batch: bool
+    ) -> bytes | None:
         if not is_batch:
             return await self._handle_item(session, items[0])
         replies: list[bytes | None] = [None] * len(items)
