@@ -22,6 +22,7 @@ import structlog
 from anyio.abc import SocketStream
 
 from alpd import __version__
+from alpd.background.history_sync import run_history_sync
 from alpd.clock import Clock
 from alpd.config import load_config
 from alpd.domain.agents import AgentsConfig
@@ -36,6 +37,7 @@ from alpd.rpc.peercred import PeerCredentialsUnavailable, read_peer_credentials
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller, Daemon
 from alpd.services.executions import Executions, Paths
+from alpd.services.history import HistoryService
 from alpd.services.leases import Leases
 from alpd.services.reconcile import reconcile
 from alpd.socket_activation import listen_fds
@@ -73,6 +75,8 @@ class Runtime:
         self.in_flight = anyio.CapacityLimiter(1_000_000)
         self.connections: dict[int, int] = {}
         self.tasks: dict[str, m.TaskState] = {}
+        self.history = HistoryService(self.executions)
+        self.executions.after_settle.append(self.history.after_settle)
         self.dispatcher = Dispatcher(build_handlers(self))
 
     def task_states(self) -> list[m.TaskState]:
@@ -196,6 +200,12 @@ async def _serve(
             runtime.executions.supervisor = Supervisor(tg, runtime.executions.on_exit)
             runtime.executions.environ = runs_environment(os.environ)
             tg.start_soon(runtime.reconcile_forever, config.reconcile_interval)
+            tg.start_soon(
+                run_history_sync,
+                runtime.history,
+                lambda state: runtime.tasks.__setitem__(state.name, state),
+                runtime.daemon.clock.now_iso,
+            )
             if notifier.watchdog_interval is not None:
                 tg.start_soon(_watchdog, notifier, store, notifier.watchdog_interval)
             log.info(

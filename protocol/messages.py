@@ -7,7 +7,7 @@ fields are omitted when unset, so old clients see nothing new unless they ask.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -19,6 +19,11 @@ Outcome = Literal["completed", "failed", "cancelled", "interrupted"]
 ExecutionStatus = Literal["reserved", "running", "settled"]
 PinKind = Literal["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
 HistoryLevel = Literal["complete", "partial", "final-only", "unsupported", "pending"]
+
+
+#: an absolute filesystem path as a client sends it (its cwd): never relative to the
+#: daemon's own directory, never with a NUL byte
+AbsolutePath = Annotated[str, msgspec.Meta(pattern="^/[^\x00]*$", max_length=4096)]
 
 
 class Wire(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=False):
@@ -88,8 +93,8 @@ class Thread(Wire):
 
 class ThreadCreateParams(Wire):
     title: str | None = None
-    workspace: str | None = None
-    cwd: str | None = None
+    workspace: AbsolutePath | None = None
+    cwd: AbsolutePath | None = None
 
 
 class ThreadRef(Wire):
@@ -98,8 +103,8 @@ class ThreadRef(Wire):
 
 
 class ThreadListParams(Wire):
-    workspace: str | None = None
-    cwd: str | None = None
+    workspace: AbsolutePath | None = None
+    cwd: AbsolutePath | None = None
     all: bool = False
     status: ThreadStatus | None = None
     limit: int = 200
@@ -203,7 +208,7 @@ class ContinueParams(Wire):
     prompt: str | None = None
     if_revision: int | None = None
     args: list[str] = msgspec.field(default_factory=list)
-    cwd: str | None = None
+    cwd: AbsolutePath | None = None
     door: str = "cli"
 
 
@@ -216,7 +221,7 @@ class StartParams(Wire):
     headless: bool = False
     prompt: str | None = None
     args: list[str] = msgspec.field(default_factory=list)
-    cwd: str | None = None
+    cwd: AbsolutePath | None = None
     door: str = "cli"
 
 
@@ -298,10 +303,23 @@ class ContextResult(Wire):
     snapshot: dict[str, Any]
 
 
+class RootHistory(Wire):
+    """How much of one root's transcript history holds (thread/show, thread/sync)."""
+
+    execution_id: str
+    level: HistoryLevel
+    entries: int = 0
+    skipped: int = 0
+    #: an earlier execution this one continues (same native session: `resume`) or forks
+    links_to: str | None = None
+    link_kind: str | None = None
+
+
 class HistorySummary(Wire):
     level: HistoryLevel
     entries: int = 0
     roots: int = 0
+    by_root: list[RootHistory] = msgspec.field(default_factory=list)
 
 
 class ThreadShowParams(Wire):
@@ -327,3 +345,94 @@ class ExecutionChanged(Wire):
 
 
 NOTIFICATIONS["execution/changed"] = ExecutionChanged
+
+
+# history/* (issue 5)
+
+
+class ThreadSyncParams(Wire):
+    thread_id: str
+    #: echoed in `history/progress` notifications (to subscribers of that event)
+    progress_token: str | None = None
+
+
+class ThreadSyncResult(Wire):
+    thread_id: str
+    level: HistoryLevel
+    entries: int
+    added: int
+    roots: list[RootHistory]
+
+
+class HistoryImportParams(Wire):
+    runtime: Literal["claude", "codex"]
+    #: a directory of native sessions (default: ~/.claude/projects or $CODEX_HOME/sessions)
+    path: str | None = None
+    progress_token: str | None = None
+
+
+class HistoryImportResult(Wire):
+    runtime: str
+    path: str
+    files: int
+    imported: int
+    updated: int
+    added: int
+    skipped: int
+    #: sessions already owned by an execution alp started (synced there, not re-imported)
+    known: int = 0
+
+
+class HistoryProgress(Wire):
+    token: str | None
+    operation: Literal["sync", "import"]
+    done: int
+    total: int
+    added: int = 0
+    bytes: int = 0
+    total_bytes: int = 0
+    path: str | None = None
+
+
+NOTIFICATIONS["history/progress"] = HistoryProgress
+
+SearchRole = Literal["user", "assistant", "tool", "system"]
+
+
+class HistorySearchParams(Wire):
+    query: str
+    thread_id: str | None = None
+    runtime: str | None = None
+    role: SearchRole | None = None
+    #: ISO 8601 bounds on the entry's time (a thread document's: its last update)
+    since: str | None = None
+    until: str | None = None
+    limit: int = 20
+    highlight_start: str = "**"
+    highlight_end: str = "**"
+
+
+class SearchHit(Wire):
+    #: `entry` (a history entry) or `thread` (a thread's title and context lines)
+    source: Literal["entry", "thread"]
+    snippet: str
+    score: float
+    thread_id: str | None = None
+    thread_title: str | None = None
+    execution_id: str | None = None
+    #: the root's sequence in its thread; None for legacy-unthreaded imports
+    sequence: int | None = None
+    runtime: str | None = None
+    role: str | None = None
+    kind: str | None = None
+    at: str | None = None
+    native_session_id: str | None = None
+    legacy: bool = False
+
+
+class HistorySearchResult(Wire):
+    hits: list[SearchHit]
+    #: which index answered: `words` (unicode61), `trigram` (CJK), `like` (short CJK terms)
+    index: str
+    #: the FTS5 expression the query became (empty when nothing searchable was left)
+    expression: str = ""

@@ -62,6 +62,21 @@ METHODS: dict[str, MethodSpec] = {
     "delegation/tree": MethodSpec(
         m.TreeParams, m.TreeNode, "the graph of a root, with its thread or legacy-unthreaded"
     ),
+    "thread/sync": MethodSpec(
+        m.ThreadSyncParams,
+        m.ThreadSyncResult,
+        "re-run the history copy of every settled root; idempotent; history/progress",
+    ),
+    "history/import": MethodSpec(
+        m.HistoryImportParams,
+        m.HistoryImportResult,
+        "index existing native sessions as legacy-unthreaded executions; idempotent",
+    ),
+    "history/search": MethodSpec(
+        m.HistorySearchParams,
+        m.HistorySearchResult,
+        "full-text search across the caller's threads and legacy imports (bm25, snippets)",
+    ),
     "events/subscribe": MethodSpec(
         m.SubscribeParams, m.SubscribeResult, "server notifications on this connection"
     ),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
-from alpd.services import graph, pins, views
+from alpd.services import graph, importer, pins, search, views
 from protocol import messages as m
 
 if TYPE_CHECKING:
@@ -119,7 +119,19 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def tree(session: Session, params: m.TreeParams) -> m.TreeNode:
         return await graph.tree(ex, session.caller, params)
 
+    async def sync(session: Session, params: m.ThreadSyncParams) -> m.ThreadSyncResult:
+        return await rt.history.sync_thread(session.caller, params)
+
+    async def import_(session: Session, params: m.HistoryImportParams) -> m.HistoryImportResult:
+        return await importer.import_sessions(rt.history, session.caller, params)
+
+    async def search_(session: Session, params: m.HistorySearchParams) -> m.HistorySearchResult:
+        return await search.search(rt.daemon.store, session.caller, params)
+
     table: dict[str, Any] = {
+        "thread/sync": sync,
+        "history/import": import_,
+        "history/search": search_,
         "thread/start": start,
         "thread/continue": continue_,
         "thread/show": show,

@@ -9,25 +9,13 @@ from alpd.domain.context import Snapshot
 from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
+from alpd.services.history import history_level, thread_history
 from alpd.services.rows import execution_from_row
 from alpd.services.snapshots import load_chain, load_snapshot
 from alpd.services.threads import check_owner, load_thread_row
 from protocol import messages as m
 
-#: worst first: a thread's history level is the worst of its roots'
-_LEVEL_ORDER: tuple[m.HistoryLevel, ...] = (
-    "final-only",
-    "partial",
-    "pending",
-    "unsupported",
-    "complete",
-)
-
-
-def history_level(levels: list[m.HistoryLevel]) -> m.HistoryLevel:
-    if not levels:
-        return "complete"
-    return min(levels, key=_LEVEL_ORDER.index)
+__all__ = ["context", "history_level", "show"]
 
 
 def _context_result(snapshot: Snapshot, digest: str) -> m.ContextResult:
@@ -69,10 +57,7 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
     thread = await ex.threads.get(caller, params.thread_id)
     busy = next((r.id for r in roots if r.status != "settled"), None)
     thread = msgspec.structs.replace(thread, busy_root=busy, root_count=len(roots))
-    levels: list[m.HistoryLevel] = [
-        r.history_level or "pending" for r in roots if r.status == "settled"
-    ]
-    summary = m.HistorySummary(level=history_level(levels), entries=0, roots=len(roots))
+    summary = await thread_history(ex.d.store, params.thread_id)
     return m.ThreadShowResult(
         thread=thread, roots=roots, context=ctx, history=summary, children=children
     )

@@ -126,6 +126,140 @@ V2_EXECUTIONS: Final = (
     """,
 )
 
-MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (V1_THREADS, V2_EXECUTIONS)
+# History copies of the runtimes' transcripts and their search index (issue 5; see
+# docs/history.md). Entries are keyed by (native_id, execution_id): re-reading a transcript
+# inserts nothing twice, and the native_id-first order also finds an entry's earlier copy in
+# another execution (a Claude fork copies its parent's lines with their uuids), which is
+# kept as a row pointing at the original (`copy_of`) and is not indexed a second time.
+# The FTS tables index `search_docs`, a view over entries (rowid = entry id) and thread
+# documents (negative ids, so one rowid space holds both), with folded text fed by triggers
+# through the writer's `alp_fold` / `alp_has_cjk` functions — never run the FTS 'rebuild'
+# command: it would index unfolded text.
+V3_HISTORY: Final = (
+    """
+    CREATE TABLE history_entries (
+        id            INTEGER PRIMARY KEY,
+        execution_id  TEXT NOT NULL REFERENCES executions (id),
+        native_id     TEXT NOT NULL,
+        role          TEXT NOT NULL,
+        kind          TEXT NOT NULL,
+        text          TEXT,
+        tool_name     TEXT,
+        tool_input    TEXT,
+        output_tail   TEXT,
+        output_sha256 TEXT,
+        ts            TEXT,
+        model         TEXT,
+        usage         TEXT,
+        call_id       TEXT,
+        is_error      INTEGER NOT NULL DEFAULT 0,
+        byte_offset   INTEGER NOT NULL,
+        copy_of       INTEGER,
+        UNIQUE (native_id, execution_id)
+    ) STRICT
+    """,
+    "CREATE INDEX history_by_execution ON history_entries (execution_id, id)",
+    # One per execution whose transcript is (being) copied: where the next read starts and
+    # what the reader carries between reads. Written in the same transaction as the rows.
+    """
+    CREATE TABLE history_cursors (
+        execution_id  TEXT PRIMARY KEY REFERENCES executions (id),
+        path          TEXT NOT NULL,
+        format        TEXT NOT NULL CHECK (format IN ('claude', 'codex')),
+        consumed      INTEGER NOT NULL,
+        session_id    TEXT,
+        model         TEXT,
+        skipped       INTEGER NOT NULL DEFAULT 0,
+        redactions    INTEGER NOT NULL DEFAULT 0,
+        usage         TEXT,
+        cost_usd      REAL,
+        links_to      TEXT REFERENCES executions (id),
+        link_kind     TEXT CHECK (link_kind IN ('resume', 'fork')),
+        updated_at    TEXT NOT NULL
+    ) STRICT, WITHOUT ROWID
+    """,
+    "CREATE INDEX history_cursors_by_path ON history_cursors (path, consumed)",
+    "CREATE INDEX executions_by_native_session ON executions (native_session_id, created_at)",
+    """
+    CREATE TABLE thread_docs (
+        id         INTEGER PRIMARY KEY CHECK (id < 0),
+        thread_id  TEXT NOT NULL UNIQUE REFERENCES threads (id),
+        title      TEXT,
+        context    TEXT,
+        source     TEXT NOT NULL
+    ) STRICT
+    """,
+    """
+    CREATE VIEW search_docs (id, body) AS
+        SELECT id, coalesce(text, '') || char(10) || coalesce(tool_name, '') || char(10)
+            || coalesce(tool_input, '') || char(10) || coalesce(output_tail, '')
+        FROM history_entries
+        UNION ALL
+        SELECT id, coalesce(title, '') || char(10) || coalesce(context, '') FROM thread_docs
+    """,
+    """
+    CREATE VIRTUAL TABLE search_words USING fts5 (
+        body, content = 'search_docs', content_rowid = 'id',
+        tokenize = 'unicode61 remove_diacritics 2'
+    )
+    """,
+    """
+    CREATE VIRTUAL TABLE search_cjk USING fts5 (
+        body, content = 'search_docs', content_rowid = 'id', tokenize = 'trigram'
+    )
+    """,
+    # The rowids of documents in the trigram index, so a query too short for trigrams
+    # (< 3 characters) scans only them with LIKE.
+    "CREATE TABLE cjk_docs (id INTEGER PRIMARY KEY) STRICT",
+    """
+    CREATE TRIGGER history_entries_indexed AFTER INSERT ON history_entries
+    WHEN new.copy_of IS NULL
+    BEGIN
+        INSERT INTO search_words (rowid, body) VALUES (new.id, alp_fold(
+            coalesce(new.text, '') || char(10) || coalesce(new.tool_name, '') || char(10)
+            || coalesce(new.tool_input, '') || char(10) || coalesce(new.output_tail, '')));
+        INSERT INTO cjk_docs (id) SELECT new.id WHERE alp_has_cjk(
+            coalesce(new.text, '') || char(10) || coalesce(new.tool_input, '') || char(10)
+            || coalesce(new.output_tail, ''));
+        INSERT INTO search_cjk (rowid, body) SELECT new.id,
+            coalesce(new.text, '') || char(10) || coalesce(new.tool_name, '') || char(10)
+            || coalesce(new.tool_input, '') || char(10) || coalesce(new.output_tail, '')
+        WHERE EXISTS (SELECT 1 FROM cjk_docs WHERE id = new.id);
+    END
+    """,
+    """
+    CREATE TRIGGER history_entries_immutable BEFORE UPDATE ON history_entries
+    BEGIN SELECT RAISE(ABORT, 'history entries are immutable'); END
+    """,
+    """
+    CREATE TRIGGER thread_docs_inserted AFTER INSERT ON thread_docs
+    BEGIN
+        INSERT INTO search_words (rowid, body) VALUES (new.id, alp_fold(
+            coalesce(new.title, '') || char(10) || coalesce(new.context, '')));
+        INSERT INTO cjk_docs (id) SELECT new.id WHERE alp_has_cjk(
+            coalesce(new.title, '') || char(10) || coalesce(new.context, ''));
+        INSERT INTO search_cjk (rowid, body) SELECT new.id,
+            coalesce(new.title, '') || char(10) || coalesce(new.context, '')
+        WHERE EXISTS (SELECT 1 FROM cjk_docs WHERE id = new.id);
+    END
+    """,
+    """
+    CREATE TRIGGER thread_docs_deleted AFTER DELETE ON thread_docs
+    BEGIN
+        INSERT INTO search_words (search_words, rowid, body) VALUES ('delete', old.id,
+            alp_fold(coalesce(old.title, '') || char(10) || coalesce(old.context, '')));
+        INSERT INTO search_cjk (search_cjk, rowid, body) SELECT 'delete', old.id,
+            coalesce(old.title, '') || char(10) || coalesce(old.context, '')
+        WHERE EXISTS (SELECT 1 FROM cjk_docs WHERE id = old.id);
+        DELETE FROM cjk_docs WHERE id = old.id;
+    END
+    """,
+    """
+    CREATE TRIGGER thread_docs_no_update BEFORE UPDATE ON thread_docs
+    BEGIN SELECT RAISE(ABORT, 'replace a thread document: delete, then insert'); END
+    """,
+)
+
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (V1_THREADS, V2_EXECUTIONS, V3_HISTORY)
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -1,0 +1,50 @@
+"""The history sync worker: one task of the daemon's task group.
+
+It wakes when a settle queues an execution (`HistoryService.after_settle`) and otherwise
+every `interval` seconds, and runs `HistoryService.tick`: queued executions, every running
+execution with a transcript (so a long run's entries are searchable before it settles),
+settled executions whose first sync a crash interrupted, and stale thread documents. A
+failing pass is logged and reported in `daemon/status`, never fatal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+import structlog
+
+from alpd.services.history import HistoryService
+from protocol import messages as m
+
+__all__ = ["DEFAULT_INTERVAL", "run_history_sync"]
+
+DEFAULT_INTERVAL = 1.0
+
+log = structlog.get_logger("alpd.history")
+
+
+async def run_history_sync(
+    history: HistoryService,
+    report: Callable[[m.TaskState], None],
+    now: Callable[[], str],
+    interval: float = DEFAULT_INTERVAL,
+) -> None:
+    total = 0
+    while True:
+        with anyio.move_on_after(interval):
+            await history.wakeup.wait()
+        history.wakeup = anyio.Event()
+        try:
+            total += await history.tick()
+            report(
+                m.TaskState(
+                    name="history-sync",
+                    state="idle",
+                    last_run_at=now(),
+                    detail=f"{total} entries copied since start",
+                )
+            )
+        except Exception:
+            log.exception("history_tick_failed")
+            report(m.TaskState(name="history-sync", state="failing", last_run_at=now()))

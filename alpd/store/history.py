@@ -1,0 +1,156 @@
+"""History tables: text folding for the index, the writer's SQL functions, and the queries.
+
+The schema is migration V3 (`alpd.store.migrations`); the why is in docs/history.md. Two FTS5
+indexes cover the same documents (`search_docs`: history entries and thread titles/context):
+
+* ``search_words`` — unicode61 with ``remove_diacritics 2`` over text folded here first
+  (`fold_text`): SQLite 3.40's tokenizer strips combining marks but leaves letters that have
+  no decomposition (Vietnamese ``đ``, Polish ``ł``, Nordic ``ø`` …), so those are mapped in
+  Python. Folding maps one character to one character, so token positions in the folded text
+  are those of the stored text and ``snippet()`` highlights the original.
+* ``search_cjk`` — trigram, only for documents containing characters of scripts written
+  without spaces (CJK, kana, Hangul, Thai, Lao, Khmer, Myanmar): routing, not a second copy
+  of everything, because trigram costs ~4.4x the text on disk and builds ~3.3x slower
+  (research/PERF.md §5.3).
+
+The triggers that feed both call ``alp_fold`` and ``alp_has_cjk``, registered on the writer
+connection by `register_functions` before its first history write.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+import aiosqlite
+
+__all__ = [
+    "CURSOR_COLUMNS",
+    "INSERT_ENTRY",
+    "UPSERT_CURSOR",
+    "Cursor",
+    "fold_text",
+    "has_cjk",
+    "register_functions",
+]
+
+# Letters with no Unicode decomposition, which `remove_diacritics` therefore keeps.
+_FOLD: Final = str.maketrans(
+    {
+        "đ": "d",
+        "Đ": "D",
+        "ł": "l",
+        "Ł": "L",
+        "ø": "o",
+        "Ø": "O",
+        "ħ": "h",
+        "Ħ": "H",
+        "ŧ": "t",
+        "Ŧ": "T",
+        "ı": "i",
+        "ƀ": "b",
+        "ɨ": "i",
+        "ʉ": "u",
+        "ð": "d",
+        "Ð": "D",
+    }
+)
+
+_CJK: Final = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f"
+    "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]"
+)
+
+
+def fold_text(text: str | None) -> str:
+    """``text`` with the undecomposable diacritic letters mapped to their base letter."""
+    if not text:
+        return ""
+    if text.isascii():
+        return text
+    return text.translate(_FOLD)
+
+
+def has_cjk(text: str | None) -> bool:
+    """Whether ``text`` holds a character of a script written without spaces between words."""
+    if not text or text.isascii():
+        return False
+    return _CJK.search(text) is not None
+
+
+def _has_cjk_sql(text: str | None) -> int:
+    return 1 if has_cjk(text) else 0
+
+
+async def register_functions(conn: aiosqlite.Connection) -> None:
+    """Give ``conn`` the functions the V3 index triggers call."""
+    await conn.create_function("alp_fold", 1, fold_text, deterministic=True)
+    await conn.create_function("alp_has_cjk", 1, _has_cjk_sql, deterministic=True)
+
+
+# One statement inserts an entry, or nothing if (native_id, execution_id) exists. An entry
+# whose native id another execution already holds (a fork's or resume's copy) is stored as
+# a pointer to that row, without its text, and the index trigger skips it.
+INSERT_ENTRY: Final = """
+INSERT INTO history_entries (
+    execution_id, native_id, role, kind, text, tool_name, tool_input, output_tail,
+    output_sha256, ts, model, usage, call_id, is_error, byte_offset, copy_of)
+SELECT :execution_id, :native_id, :role, :kind,
+    iif(c.id IS NULL, :text, NULL), :tool_name,
+    iif(c.id IS NULL, :tool_input, NULL), iif(c.id IS NULL, :output_tail, NULL),
+    :output_sha256, :ts, :model, iif(c.id IS NULL, :usage, NULL), :call_id, :is_error,
+    :byte_offset, c.id
+FROM (SELECT (SELECT id FROM history_entries
+              WHERE native_id = :native_id AND execution_id != :execution_id
+                AND copy_of IS NULL LIMIT 1) AS id) AS c
+WHERE true
+ON CONFLICT (native_id, execution_id) DO NOTHING
+"""
+
+CURSOR_COLUMNS: Final = (
+    "execution_id, path, format, consumed, session_id, model, skipped, redactions, usage, "
+    "cost_usd, links_to, link_kind, updated_at"
+)
+
+
+@dataclass(slots=True)
+class Cursor:
+    """Where the copy of one execution's transcript stands (a `history_cursors` row)."""
+
+    execution_id: str
+    path: str
+    format: str
+    consumed: int = 0
+    session_id: str | None = None
+    model: str | None = None
+    skipped: int = 0
+    redactions: int = 0
+    usage: str | None = None
+    cost_usd: float | None = None
+    links_to: str | None = None
+    link_kind: str | None = None
+    updated_at: str = ""
+
+    def values(self) -> tuple[object, ...]:
+        return (
+            self.execution_id,
+            self.path,
+            self.format,
+            self.consumed,
+            self.session_id,
+            self.model,
+            self.skipped,
+            self.redactions,
+            self.usage,
+            self.cost_usd,
+            self.links_to,
+            self.link_kind,
+            self.updated_at,
+        )
+
+
+UPSERT_CURSOR: Final = (
+    f"INSERT OR REPLACE INTO history_cursors ({CURSOR_COLUMNS}) "
+    f"VALUES ({', '.join(['?'] * len(CURSOR_COLUMNS.split(',')))})"
+)
