@@ -22,7 +22,12 @@ import structlog
 
 from alpd.domain.agents import AgentDefinition, AgentsConfig, RuntimeConfig
 from alpd.domain.context import Outcome as DomainOutcome
-from alpd.domain.context import seed_checkpoint
+from alpd.domain.context import (
+    add_pin,
+    checkpoint_is_intact,
+    make_checkpoint,
+    seed_checkpoint,
+)
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.outcomes import outcome_of
 from alpd.domain.policy import (
@@ -44,6 +49,7 @@ from alpd.errors import (
     SpawnFailed,
     ThreadBusy,
     ThreadClosed,
+    ThreadContextTampered,
     ThreadExecutionBindingMismatch,
 )
 from alpd.files import write_private_file
@@ -380,8 +386,15 @@ class Executions:
                 ),
             )
             thread = None
+            if not row["is_root"]:
+                await _hand_pins_to_root(conn, params.execution_id, row["root_id"], at)
             if row["is_root"] and row["thread_id"] is not None:
-                thread = await self._project(conn, row["thread_id"], params, at)
+                try:
+                    thread = await self._project(conn, row["thread_id"], params, at)
+                except ThreadContextTampered as exc:
+                    # The run did end: record that. Nothing is built on a forged context;
+                    # the thread stays where it is and every read of it says TAMPERED.
+                    log.error("projection_refused", execution=params.execution_id, **exc.data)
             return execution_from_row(await load_execution_row(conn, params.execution_id)), thread
 
         execution, thread = await self.d.store.write(unit)
@@ -493,6 +506,23 @@ class Executions:
 
     async def reconcile_thread(self, caller: Caller, thread_id: str) -> list[str]:
         return await reconcile(self, thread_id)
+
+
+async def _hand_pins_to_root(
+    conn: aiosqlite.Connection, child_id: str, root_id: str, at: str
+) -> None:
+    """A settled child's pins join its root's checkpoint, still attributed to the child, so
+    they reach the thread when the root settles (children are never projected themselves)."""
+    child = await load_checkpoint(conn, child_id)
+    if child is None or not checkpoint_is_intact(child) or not child.pins:
+        return
+    root = await load_checkpoint(conn, root_id) or make_checkpoint(root_id)
+    merged = root
+    for pin in child.pins:
+        merged = add_pin(merged, pin)
+    if not checkpoint_is_intact(root):
+        merged = msgspec.structs.replace(merged, digest=root.digest)
+    await save_checkpoint(conn, merged, at)
 
 
 __all__ = ["DEFAULT_AGENT", "Executions", "Paths"]

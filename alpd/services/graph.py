@@ -55,7 +55,7 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
         origin=Origin(door="delegate", by=f"uid:{caller.uid}", parent_execution_id=parent["id"]),
         runtime=agent.runtime,
         cwd=parent["cwd"],
-        args=tuple(params.args),
+        args=_child_args(agent.runtime, params),
     )
     policy = build_policy(agent, request, None)
     config = ex.agents.runtime(agent.runtime)
@@ -114,6 +114,14 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
         identity = await ex.supervisor.spawn(execution_id, spec, exec_dir, ex.environ)
     running = await ex.mark_running(execution_id, identity)
     return m.DelegateResult(execution=running, session_context_path=str(context_path))
+
+
+def _child_args(runtime: str, params: m.DelegateParams) -> tuple[str, ...]:
+    """For the `command` runtime the task is the command (run by `sh -c`) unless explicit
+    args were given; agent runtimes get the task as their prompt instead."""
+    if runtime == "command" and not params.args:
+        return ("/bin/sh", "-c", params.task)
+    return tuple(params.args)
 
 
 async def _graph_rows(ex: Executions, root_id: str) -> list[sqlite3.Row]:

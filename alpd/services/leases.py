@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from contextvars import ContextVar
 
 import anyio
-
-_held: ContextVar[tuple[str, ...]] = ContextVar("alp_leases_held", default=())
 
 
 class LeaseOrderViolation(RuntimeError):
@@ -24,22 +21,29 @@ class LeaseOrderViolation(RuntimeError):
 class Leases:
     def __init__(self) -> None:
         self._locks: dict[str, anyio.Lock] = {}
+        # Keyed by task, not a ContextVar: a task started while a lease is held must not
+        # inherit it (a watcher spawned under a graph lease would "hold" it forever).
+        self._held: dict[int, tuple[str, ...]] = {}
 
     def held(self) -> tuple[str, ...]:
-        return _held.get()
+        return self._held.get(anyio.get_current_task().id, ())
 
     @asynccontextmanager
     async def _lease(self, key: str, forbidden: str) -> AsyncIterator[None]:
-        held = _held.get()
+        task = anyio.get_current_task().id
+        held = self._held.get(task, ())
         if any(name.startswith(forbidden) for name in held):
             raise LeaseOrderViolation(f"{key} requested while holding {held}")
         lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
-            token = _held.set((*held, key))
+            self._held[task] = (*held, key)
             try:
                 yield
             finally:
-                _held.reset(token)
+                if held:
+                    self._held[task] = held
+                else:
+                    self._held.pop(task, None)
                 if not lock.statistics().tasks_waiting:
                     self._locks.pop(key, None)
 

@@ -85,11 +85,24 @@ async def load_snapshot(
             threadId=thread_id,
             revision=revision,
         )
+    digests = {revision: str(current["digest"])}
+    if expected_previous is not None:
+        digests[revision - 1] = expected_previous
+    await check_bindings(conn, thread_id, digests)
     return snapshot, str(current["digest"])
 
 
 async def load_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> None:
-    """Verify every link of the chain from revision 0 to `upto`."""
+    """Verify every link of the chain from revision 0 (which must be this thread's genesis)
+    to `upto`, and that every root's binding names a snapshot of this chain."""
+    try:
+        await _verify_chain(conn, thread_id, upto)
+    except ThreadContextTampered as exc:
+        exc.data.setdefault("threadId", thread_id)
+        raise
+
+
+async def _verify_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> None:
     previous: str | None = None
     async with conn.execute(
         "SELECT revision, body, digest, previous_digest FROM snapshots "
@@ -101,6 +114,11 @@ async def load_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> N
         raise ThreadContextTampered(
             f"the snapshot chain of thread {thread_id} has a gap", threadId=thread_id
         )
+    if bytes(rows[0]["body"]) != snapshot_bytes(genesis(thread_id)):
+        raise ThreadContextTampered(
+            f"snapshot 0 of thread {thread_id} is not its genesis", threadId=thread_id, revision=0
+        )
+    digests: dict[int, str] = {}
     for row in rows:
         if row["previous_digest"] != previous:
             raise ThreadContextTampered(
@@ -109,7 +127,32 @@ async def load_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> N
                 revision=row["revision"],
             )
         verify_snapshot(bytes(row["body"]), row["digest"], previous)
-        previous = row["digest"]
+        previous = digests[row["revision"]] = row["digest"]
+    await check_bindings(conn, thread_id, digests)
+
+
+async def check_bindings(
+    conn: aiosqlite.Connection, thread_id: str, digests: dict[int, str]
+) -> None:
+    """Every root bound to a revision recorded that revision's digest; a snapshot rewritten
+    consistently (new bytes, new digest, intact link) still contradicts the immutable binding
+    of the roots that read it."""
+    async with conn.execute(
+        "SELECT id, context_revision, context_digest FROM executions "
+        "WHERE thread_id = ? AND is_root = 1 AND context_revision IS NOT NULL",
+        (thread_id,),
+    ) as cur:
+        roots = list(await cur.fetchall())
+    for root in roots:
+        stored = digests.get(root["context_revision"])
+        if stored is not None and stored != root["context_digest"]:
+            raise ThreadContextTampered(
+                f"snapshot {root['context_revision']} of thread {thread_id} differs from "
+                f"what root {root['id']} read",
+                threadId=thread_id,
+                revision=root["context_revision"],
+                root=root["id"],
+            )
 
 
 async def save_checkpoint(conn: aiosqlite.Connection, checkpoint: Checkpoint, at: str) -> None:
