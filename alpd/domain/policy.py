@@ -10,10 +10,11 @@ Invariant 2: the binding `{id, contextRevision, contextDigest}` is a field of th
 so it is inside `policyHash` — the stored policy document proves which snapshot its root
 opened on. The hash is sha256 of the RFC 8785 bytes of the policy (`policy_document`).
 
-Workspace: the rule `thread` uses `request.workspace` (the workspace fixed when the thread
-was created, resolved by the service layer from its own record — it is not a pinnable or
-renamable field), `cwd` uses `request.cwd` (falling back to the workspace for kinds that
-have no caller directory), and an absolute path is used as is.
+Workspace: the rule `thread` uses `request.workspace` (the git top level of the directory
+the run was requested from — computed from the request, the way a thread's workspace is
+computed at creation, and never read back from the stored thread row, which would make the
+row a source of authority), `cwd` uses `request.cwd` (falling back to the workspace for kinds
+that have no caller directory), and an absolute path is used as is.
 
 Compatibility: `version` names this document's shape; new fields get defaults and never
 change the meaning of old ones (msgspec schema-evolution rules), so old hashes stay valid.

@@ -74,6 +74,7 @@ from alpd.services.threads import (
 )
 from alpd.supervisor.processes import ProcessIdentity, identify
 from alpd.supervisor.supervisor import ExitReport, Supervisor
+from alpd.workspace import workspace_of
 from protocol import jsonrpc
 from protocol import messages as m
 
@@ -152,7 +153,7 @@ class Executions:
             agent=agent.name,
             kind=params.kind,
             headless=params.headless,
-            workspace=params.cwd or "/",
+            workspace=workspace_of(params.cwd or "/"),
             origin=origin or Origin(door=params.door, by=f"uid:{caller.uid}"),
             runtime=agent.runtime,
             cwd=params.cwd,
