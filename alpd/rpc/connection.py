@@ -96,6 +96,7 @@ class Connection:
         self._tg: TaskGroup | None = None
         self._farewell: bytes | None = None
         self._partial_since: float | None = None
+        self._blocking = 0
 
     # Session protocol (what handlers see)
 
@@ -179,6 +180,7 @@ class Connection:
             items, is_batch, blocking = self._dispatcher.parse(frame)
             if blocking:
                 await self._blocking_slots.acquire()
+                self._blocking += 1
                 tg.start_soon(self._serve_blocking, items, is_batch)
             else:
                 await self._serve(items, is_batch)
@@ -199,13 +201,19 @@ class Connection:
         try:
             await self._serve(items, is_batch)
         finally:
+            self._blocking -= 1
             self._blocking_slots.release()
 
     async def _write(self, payload: bytes) -> None:
-        framing = self._decoder.framing or Framing.NDJSON
+        frame = encode_frame(self._decoder.framing or Framing.NDJSON, payload)
         with contextlib.suppress(*_GONE):
+            if self._subscriber is None and self._blocking == 0:
+                # Only the reader task writes (it alone creates other writers, and it is
+                # busy here), so the lock — 8% of a ping — is not needed.
+                await self.stream.send(frame)
+                return
             async with self._send_lock:
-                await self.stream.send(encode_frame(framing, payload))
+                await self.stream.send(frame)
 
     async def _notification_loop(self) -> None:
         async with self._notify_recv:
