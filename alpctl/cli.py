@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from alpctl import render
+from alpctl import history_cli, render
 from alpctl.client import Client, DaemonUnreachable, ForeignDaemon, RpcError, start_daemon
 from alpd.paths import default_socket_path
 
@@ -52,7 +52,17 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--home", help="state home for an auto-started daemon (default: $ALP_HOME)")
 
 
-SUBCOMMANDS = ("thread", "context", "delegate", "delegation", "execution", "status", "ping")
+SUBCOMMANDS = (
+    "thread",
+    "context",
+    "delegate",
+    "delegation",
+    "execution",
+    "status",
+    "ping",
+    "search",
+    "import",
+)
 
 
 def _runtime_options(parser: argparse.ArgumentParser) -> None:
@@ -103,10 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("close", "close a thread (no reopen)"),
         ("archive", "archive a closed thread"),
         ("reconcile", "settle dead roots as interrupted"),
+        ("sync", "re-run the history copy of every settled root (idempotent)"),
     ):
         p = tsub.add_parser(name, help=helptext)
         p.add_argument("id")
-        if name != "reconcile":
+        if name not in ("reconcile", "sync"):
             p.add_argument("--if-revision", type=int, dest="if_revision")
 
     context = sub.add_parser("context", help="pin work state from inside a run")
@@ -136,6 +147,23 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("show", "cancel"):
         esub.add_parser(name).add_argument("execution_id")
 
+    search = sub.add_parser("search", help="full-text search across your threads' history")
+    search.add_argument("query", nargs="+", help='words; "a phrase"; prefix*')
+    search.add_argument("--thread", help="only this thread")
+    search.add_argument("--runtime", help="only entries of this runtime (claude, codex …)")
+    search.add_argument("--role", choices=["user", "assistant", "tool", "system"])
+    search.add_argument(
+        "--since", type=history_cli.parse_time, help="ISO time or date, or 30m / 12h / 7d ago"
+    )
+    search.add_argument(
+        "--until", type=history_cli.parse_time, help="ISO time or date, or 30m / 12h / 7d ago"
+    )
+    search.add_argument("--limit", type=int, default=20)
+    imp = sub.add_parser("import", help="index existing native sessions (legacy-unthreaded)")
+    imp.add_argument("runtime", choices=["claude", "codex"])
+    imp.add_argument(
+        "--path", help="directory of sessions (default: ~/.claude/projects, $CODEX_HOME/sessions)"
+    )
     sub.add_parser("status", help="the daemon's state")
     sub.add_parser("ping", help="is the daemon there")
     for choice in [
@@ -188,6 +216,12 @@ def run_command(args: argparse.Namespace, client: Client, out: Output) -> int:
     elif args.command == "delegation":
         params = {"executionId": args.execution_id} if args.execution_id else {}
         out.emit(client.call("delegation/tree", params), render.tree)
+    elif args.command == "search":
+        out.emit(client.call("history/search", history_cli.search_params(args)), render.search)
+    elif args.command == "import":
+        params = history_cli.import_params(args)
+        result = history_cli.call_with_progress(client, args, "history/import", params)
+        out.emit(result, render.import_result)
     elif args.command == "execution":
         method = "execution/show" if args.action == "show" else "execution/cancel"
         out.emit(client.call(method, {"executionId": args.execution_id}), render.execution)
@@ -248,6 +282,10 @@ def run_thread(args: argparse.Namespace, client: Client, out: Output) -> int:
         if args.rev is not None:
             params["revision"] = args.rev
         out.emit(client.call("thread/context", params), render.context)
+    elif action == "sync":
+        params = {"threadId": args.id}
+        result = history_cli.call_with_progress(client, args, "thread/sync", params)
+        out.emit(result, render.sync_result)
     elif action == "reconcile":
         result = client.call("thread/reconcile", {"threadId": args.id})
         out.emit(result, lambda r: f"settled {len(r['settled'])}: {' '.join(r['settled']) or '-'}")

@@ -127,6 +127,7 @@ def thread_show(result: dict[str, Any]) -> str:
     parts += ["", context(result["context"]), ""]
     history = result["history"]
     parts.append(f"history  {history['level']}, {history.get('entries', 0)} entries")
+    parts += [root_history(root) for root in history.get("byRoot", [])]
     return "\n".join(parts)
 
 
@@ -145,3 +146,68 @@ def tree(node: dict[str, Any], depth: int = 0) -> str:
     if depth == 0:
         label += f"  [{node['binding']}]"
     return "\n".join([label, *(tree(child, depth + 1) for child in node.get("children", []))])
+
+
+# history (issue 5)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def search_hit(hit: dict[str, Any]) -> str:
+    if hit["source"] == "thread":
+        where = f"{hit.get('threadTitle') or '(untitled)'}  (title / context)"
+        open_it = f"alp thread show {hit['threadId']}"
+    elif hit.get("legacy"):
+        session = (hit.get("nativeSessionId") or "")[:8]
+        where = f"(legacy {hit.get('runtime')} session {session}, not in a thread)"
+        open_it = f"alp execution show {hit['executionId']}"
+    else:
+        where = f"{hit.get('threadTitle') or '(untitled)'}  root #{hit.get('sequence', '?')}"
+        open_it = f"alp thread show {hit['threadId']}"
+    who = " ".join(x for x in (hit.get("runtime"), hit.get("role")) if x)
+    return "\n".join(
+        [
+            f"{where}  {short_time(hit.get('at'))}  {who}".rstrip(),
+            f"    {_one_line(hit['snippet'])}",
+            f"    → {open_it}",
+        ]
+    )
+
+
+def search(result: dict[str, Any]) -> str:
+    hits = result["hits"]
+    if not hits:
+        return "no matches (`alp import claude|codex` indexes sessions from before alp)"
+    return "\n\n".join(search_hit(hit) for hit in hits)
+
+
+def root_history(root: dict[str, Any]) -> str:
+    skipped = f", {root['skipped']} lines skipped" if root.get("skipped") else ""
+    link = ""
+    if root.get("linksTo"):
+        link = f"  ({root.get('linkKind')} of {root['linksTo']})"
+    return (
+        f"  {root['executionId']}  {root['level']}, {root.get('entries', 0)} entries{skipped}{link}"
+    )
+
+
+def sync_result(result: dict[str, Any]) -> str:
+    lines = [
+        f"{result['threadId']}: history {result['level']}, {result['entries']} entries "
+        f"({result['added']} added)"
+    ]
+    lines += [root_history(root) for root in result.get("roots", [])]
+    return "\n".join(lines)
+
+
+def import_result(result: dict[str, Any]) -> str:
+    known = f", {result['known']} already in threads" if result.get("known") else ""
+    skipped = f", {result['skipped']} lines skipped" if result.get("skipped") else ""
+    return (
+        f"imported {result['imported']} new {result['runtime']} sessions, "
+        f"updated {result['updated']}{known} ({result['files']} files under {result['path']}): "
+        f"{result['added']} entries added{skipped}\n"
+        f"search them with `alp search WORDS`"
+    )

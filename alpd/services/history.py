@@ -169,6 +169,8 @@ def _stored_tail(tail: str | None) -> str | None:
 
 
 class _Redactor:
+    """`redact` over every stored text, counting what it found (never what it was)."""
+
     __slots__ = ("findings",)
 
     def __init__(self) -> None:
@@ -181,6 +183,27 @@ class _Redactor:
         self.findings += len(result.findings)
         return result.text
 
+    def json(self, text: str | None) -> str | None:
+        """A tool input is JSON: a secret inside a string value is escaped there (`\\"`,
+        `\\n`), out of the filter's sight. Redact every string value decoded, then the
+        re-encoded whole (for `{"password": "…"}`, where only the key says what it is)."""
+        if not text:
+            return text
+        try:
+            value = msgspec.json.decode(text)
+        except msgspec.DecodeError:
+            return self(text)
+        return self(msgspec.json.encode(self._walk(value)).decode())
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, list):
+            return [self._walk(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self._walk(item) for key, item in value.items()}
+        return value
+
 
 def _rows(execution_id: str, entries: list[Entry], clean: _Redactor) -> list[dict[str, Any]]:
     return [
@@ -191,7 +214,7 @@ def _rows(execution_id: str, entries: list[Entry], clean: _Redactor) -> list[dic
             "kind": e.kind,
             "text": clean(e.text),
             "tool_name": e.tool_name,
-            "tool_input": clean(e.tool_input),
+            "tool_input": clean.json(e.tool_input),
             "output_tail": clean(_stored_tail(e.output_tail)),
             "output_sha256": e.output_sha256,
             "ts": e.timestamp,
