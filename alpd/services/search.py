@@ -61,7 +61,8 @@ def _literal(term: str) -> str:
 def parse_query(text: str) -> SearchQuery:
     """The safe FTS5 form of a user's query (pure; see the module docstring)."""
     terms: list[tuple[str, bool]] = []
-    for match in _TERM.finditer(text[:MAX_QUERY_CHARS]):
+    # SQLite reads an FTS5 expression as a C string: a NUL would end it mid-literal.
+    for match in _TERM.finditer(text[:MAX_QUERY_CHARS].replace("\x00", " ")):
         phrase, word = match.group(1), match.group(2)
         term, prefix = (phrase, False) if phrase is not None else (word, False)
         if phrase is None and len(term) > 1 and term.endswith("*"):
