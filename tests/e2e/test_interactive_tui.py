@@ -42,10 +42,19 @@ def terminal_env(world: AlpWorld) -> dict[str, str]:
 
 
 def only_thread(world: AlpWorld) -> dict[str, Any]:
-    threads = wait_until(lambda: world.cli_json("thread", "list")["threads"], 10, "a thread")
-    assert len(threads) == 1, threads
-    shown: dict[str, Any] = world.call("thread/show", threadId=threads[0]["id"])
-    return shown
+    """``thread/show`` of the one thread, once its first root exists (``thread/start`` may
+    be between creating the thread and its root)."""
+
+    def shown() -> dict[str, Any] | None:
+        threads = world.cli_json("thread", "list")["threads"]
+        assert len(threads) <= 1, threads
+        if not threads:
+            return None
+        result: dict[str, Any] = world.call("thread/show", threadId=threads[0]["id"])
+        return result if result["roots"] else None
+
+    found: dict[str, Any] = wait_until(shown, 10, "a thread with a root")
+    return found
 
 
 def decisions(world: AlpWorld, thread_id: str) -> list[tuple[str, str]]:
