@@ -6,6 +6,8 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
 from alpd.services import graph, importer, pins, search, views
@@ -63,22 +65,23 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return m.SubscribeResult(subscribed=sorted(methods or m.NOTIFICATIONS))
 
     async def start(session: Session, params: m.StartParams) -> m.ContinueResult:
+        request = m.ContinueParams(
+            thread_id="",
+            runtime=params.runtime,
+            agent=params.agent,
+            headless=params.headless,
+            prompt=params.prompt,
+            args=params.args,
+            cwd=params.cwd,
+            door=params.door,
+        )
+        # Agent, runtime and program first: a missing runtime must leave no empty thread.
+        prepared = ex.prepare(session.caller, request)
         thread = await threads.create(
             session.caller, m.ThreadCreateParams(title=params.title, cwd=params.cwd)
         )
-        return await ex.continue_thread(
-            session.caller,
-            m.ContinueParams(
-                thread_id=thread.id,
-                runtime=params.runtime,
-                agent=params.agent,
-                headless=params.headless,
-                prompt=params.prompt,
-                args=params.args,
-                cwd=params.cwd,
-                door=params.door,
-            ),
-        )
+        request = msgspec.structs.replace(request, thread_id=thread.id)
+        return await ex.continue_thread(session.caller, request, prepared=prepared)
 
     async def continue_(session: Session, params: m.ContinueParams) -> m.ContinueResult:
         return await ex.continue_thread(session.caller, params)
