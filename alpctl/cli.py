@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("id")
     cont.add_argument("--if-revision", type=int, dest="if_revision")
     _runtime_options(cont)
+    cont.add_argument(
+        "--kind",
+        choices=["interactive", "push", "scheduled", "sub-agent", "temp"],
+        help="the session kind, for scripts that start runs for a reason (default: interactive)",
+    )
     lst = tsub.add_parser("list", help="threads of this workspace")
     lst.add_argument("--all", action="store_true", help="every workspace, archived included")
     lst.add_argument("--status", choices=["open", "closed", "archived"])
@@ -265,7 +270,11 @@ def run_thread(args: argparse.Namespace, client: Client, out: Output) -> int:
         thread = client.call("thread/create", {"title": args.title, "cwd": os.getcwd()})
         out.emit(thread, render.thread_header)
     elif action == "continue":
-        params: dict[str, Any] = {"threadId": args.id, "ifRevision": args.if_revision}
+        params: dict[str, Any] = {
+            "threadId": args.id,
+            "ifRevision": args.if_revision,
+            "kind": args.kind,
+        }
         return start_or_continue(args, client, out, "thread/continue", params)
     elif action == "list":
         params = {"cwd": os.getcwd(), "all": args.all}

@@ -133,7 +133,7 @@ def thread_show(result: dict[str, Any]) -> str:
 
 def execution(e: dict[str, Any]) -> str:
     lines = [execution_line(e), f"  policy {e['policyHash']}"]
-    if e.get("outputTail"):
+    if e.get("outputTail") and e.get("outcome") not in (None, "completed"):
         lines += ["  output tail:", *("    " + line for line in e["outputTail"].splitlines()[-20:])]
     return "\n".join(lines)
 
