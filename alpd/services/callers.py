@@ -17,17 +17,28 @@ from alpd.supervisor.processes import ProcessIdentity, ancestry, is_alive
 
 async def execution_of_caller(store: Store, caller: Caller) -> sqlite3.Row:
     rows = await store.fetchall(
-        "SELECT * FROM executions WHERE status = 'running' AND pid IS NOT NULL AND owner_uid = ?",
+        "SELECT * FROM executions WHERE owner_uid = ? AND ("
+        "(status = 'running' AND pid IS NOT NULL) OR "
+        "(status = 'reserved' AND headless = 0 AND launcher_pid IS NOT NULL))",
         (caller.uid,),
     )
-    by_pid = {row["pid"]: row for row in rows}
-    for pid in ancestry(caller.pid):
+    by_pid = {row["pid"]: row for row in rows if row["pid"] is not None}
+    # An interactive run can pin before its client has attached it (the client starts the
+    # runtime, then registers its pid): until then the client itself, the launcher, stands
+    # for the run — for its descendants only, never for the client's own calls.
+    by_launcher = {row["launcher_pid"]: row for row in rows if row["status"] == "reserved"}
+    chain = ancestry(caller.pid)
+    for depth, pid in enumerate(chain):
         row = by_pid.get(pid)
-        if row is None:
-            continue
-        identity = ProcessIdentity(row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or "")
-        if is_alive(identity):
-            return row
+        if row is not None:
+            identity = ProcessIdentity(
+                row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or ""
+            )
+            if is_alive(identity):
+                return row
+        launched = by_launcher.get(pid)
+        if launched is not None and depth > 0:
+            return launched
     raise PinOutsideExecution(
         "this process is not inside a running alp execution; pins and delegation work only "
         "from the process tree of a run (`alp thread continue …`)",
