@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TypeVar
@@ -52,7 +52,13 @@ from alpd.runtimes import codex as codex_runtime
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
 from alpd.store.db import Store
-from alpd.store.history import INSERT_ENTRY, UPSERT_CURSOR, Cursor, register_functions
+from alpd.store.history import (
+    INDEX_ENTRIES,
+    INSERT_ENTRY,
+    UPSERT_CURSOR,
+    Cursor,
+    register_functions,
+)
 from protocol import jsonrpc
 from protocol import messages as m
 
@@ -168,54 +174,98 @@ def _stored_tail(tail: str | None) -> str | None:
     return "…" + tail[cut.start() :] if cut else "…"
 
 
-class _Redactor:
-    """`redact` over every stored text, counting what it found (never what it was)."""
+# Texts are redacted many at a time, joined by this separator: the filter's per-call cost
+# (its trigger checks) is then paid once per chunk instead of once per text — 5x faster on
+# transcripts. No rule matches across a newline except a private-key block, which may run
+# over into the next text (redacting more, never less); then the pieces no longer split back
+# one-to-one and each text is redacted alone.
+_SEPARATOR: Final = "\n\x1e\n"
 
-    __slots__ = ("findings",)
 
-    def __init__(self) -> None:
-        self.findings = 0
+def redact_all(texts: list[str]) -> tuple[list[str], int]:
+    """`redact` of each text, and the number of findings (never what they were)."""
+    if not texts:
+        return texts, 0
+    if not any(_SEPARATOR in text for text in texts):
+        joined = redact(_SEPARATOR.join(texts))
+        parts = joined.text.split(_SEPARATOR)
+        if len(parts) == len(texts):
+            return parts, len(joined.findings)
+    results = [redact(text) for text in texts]
+    return [r.text for r in results], sum(len(r.findings) for r in results)
 
-    def __call__(self, text: str | None) -> str | None:
-        if not text:
-            return text
-        result = redact(text)
-        self.findings += len(result.findings)
-        return result.text
 
-    def json(self, text: str | None) -> str | None:
-        """A tool input is JSON: a secret inside a string value is escaped there (`\\"`,
-        `\\n`), out of the filter's sight. Redact every string value decoded, then the
-        re-encoded whole (for `{"password": "…"}`, where only the key says what it is)."""
-        if not text:
-            return text
+def _strings(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, out)
+
+
+def _replaced(value: Any, clean: Iterator[str]) -> Any:
+    if isinstance(value, str):
+        return next(clean)
+    if isinstance(value, list):
+        return [_replaced(item, clean) for item in value]
+    if isinstance(value, dict):
+        return {key: _replaced(item, clean) for key, item in value.items()}
+    return value
+
+
+def _clean_fields(entries: list[Entry]) -> tuple[list[tuple[str, str, str]], int]:
+    """(text, tool input, output tail) of each entry with every secret redacted.
+
+    A tool input is JSON: a secret inside a string value is escaped there (`\\"`, `\\n`),
+    out of the filter's sight. So its string values are redacted decoded, and then the
+    re-encoded whole again (for `{"password": "…"}`, where only the key says what it is).
+    """
+    plain: list[str] = []
+    decoded: list[tuple[Any, bool] | None] = []
+    for e in entries:
+        plain += [e.text or "", _stored_tail(e.output_tail) or ""]
+        if not e.tool_input:
+            decoded.append(None)
+            continue
         try:
-            value = msgspec.json.decode(text)
+            decoded.append((msgspec.json.decode(e.tool_input), True))
         except msgspec.DecodeError:
-            return self(text)
-        return self(msgspec.json.encode(self._walk(value)).decode())
+            decoded.append((e.tool_input, False))
+        _strings(decoded[-1][0], plain)  # type: ignore[index]
+    cleaned, findings = redact_all(plain)
+    values = iter(cleaned)
+    firsts: list[tuple[str, str]] = []
+    inputs: list[str] = []
+    for item in decoded:
+        firsts.append((next(values), next(values)))
+        if item is not None:
+            value, is_json = item
+            redacted = _replaced(value, values)
+            inputs.append(msgspec.json.encode(redacted).decode() if is_json else redacted)
+    inputs, more = redact_all(inputs)
+    input_iter = iter(inputs)
+    fields = [
+        (text, next(input_iter) if e.tool_input else "", tail)
+        for e, (text, tail) in zip(entries, firsts, strict=True)
+    ]
+    return fields, findings + more
 
-    def _walk(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self(value)
-        if isinstance(value, list):
-            return [self._walk(item) for item in value]
-        if isinstance(value, dict):
-            return {key: self._walk(item) for key, item in value.items()}
-        return value
 
-
-def _rows(execution_id: str, entries: list[Entry], clean: _Redactor) -> list[dict[str, Any]]:
-    return [
+def _rows(execution_id: str, entries: list[Entry]) -> tuple[list[dict[str, Any]], int]:
+    fields, findings = _clean_fields(entries)
+    rows = [
         {
             "execution_id": execution_id,
             "native_id": e.native_id,
             "role": e.role,
             "kind": e.kind,
-            "text": clean(e.text),
+            "text": text,
             "tool_name": e.tool_name,
-            "tool_input": clean.json(e.tool_input),
-            "output_tail": clean(_stored_tail(e.output_tail)),
+            "tool_input": tool_input if e.tool_input else e.tool_input,
+            "output_tail": tail if e.output_tail is not None else None,
             "output_sha256": e.output_sha256,
             "ts": e.timestamp,
             "model": e.model,
@@ -226,8 +276,9 @@ def _rows(execution_id: str, entries: list[Entry], clean: _Redactor) -> list[dic
             "is_error": int(e.is_error),
             "byte_offset": e.offset,
         }
-        for e in entries
+        for e, (text, tool_input, tail) in zip(entries, fields, strict=True)
     ]
+    return rows, findings
 
 
 def _parse(
@@ -269,8 +320,7 @@ def read_chunk(execution_id: str, source: _Source, cursor: Cursor) -> _Chunk:
     result = _parse(
         source.format, data, cursor.consumed, cursor.session_id, cursor.model, source.path
     )
-    clean = _Redactor()
-    rows = _rows(execution_id, result.entries, clean)
+    rows, findings = _rows(execution_id, result.entries)
     base = result.history_base
     newest_model = next((e.model for e in reversed(result.entries) if e.model), None)
     return _Chunk(
@@ -281,7 +331,7 @@ def read_chunk(execution_id: str, source: _Source, cursor: Cursor) -> _Chunk:
         model=result.model or newest_model or cursor.model,
         usage=_wire_usage(result.total_usage),
         cost_usd=result.cost_usd,
-        redactions=clean.findings,
+        redactions=findings,
         parent_session_id=base.parent_session_id if base is not None else None,
         at_end=at_end or result.consumed == cursor.consumed,
     )
@@ -440,16 +490,18 @@ class HistoryService:
                 "transcript_shrank", execution=execution_id, size=size, consumed=cursor.consumed
             )
             cursor.consumed, cursor.skipped = 0, 0
+        expected = await self._stored_offset(execution_id)
         while True:
-            expected = await self._stored_offset(execution_id)
             chunk = await anyio.to_thread.run_sync(read_chunk, execution_id, source, cursor)
             if chunk.consumed == cursor.consumed and expected is not None:
                 break  # nothing complete beyond the cursor (an unfinished last line at most)
             try:
                 report.added += await self._commit(row, cursor, chunk, expected)
             except _CursorMoved:
-                cursor = await self._load_cursor(execution_id) or cursor
-                continue
+                # Another writer moved it (our own syncs of one execution are serialised):
+                # the next pass resumes from wherever it is now.
+                return report
+            expected = cursor.consumed
             if progress is not None:
                 progress(cursor.consumed)
             if chunk.at_end:
@@ -506,8 +558,12 @@ class HistoryService:
                 raise _CursorMoved
             added = 0
             if chunk.rows:
+                async with conn.execute("SELECT coalesce(max(id), 0) FROM history_entries") as cur:
+                    before = (await cur.fetchone() or (0,))[0]
                 async with conn.executemany(INSERT_ENTRY, chunk.rows) as cur:
                     added = max(cur.rowcount, 0)
+                for statement in INDEX_ENTRIES:
+                    await conn.execute(statement, (before,))
             await conn.execute(UPSERT_CURSOR, updated.values())
             await conn.execute(
                 "UPDATE executions SET usage = ?, cost_usd = ? WHERE id = ?",

@@ -13,8 +13,8 @@ indexes cover the same documents (`search_docs`: history entries and thread titl
   of everything, because trigram costs ~4.4x the text on disk and builds ~3.3x slower
   (research/PERF.md §5.3).
 
-The triggers that feed both call ``alp_fold`` and ``alp_has_cjk``, registered on the writer
-connection by `register_functions` before its first history write.
+The statements that feed both (`INDEX_ENTRIES`, and the thread documents' triggers) call
+``alp_fold`` and ``alp_has_cjk``, registered on the writer by `register_functions`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import aiosqlite
 
 __all__ = [
     "CURSOR_COLUMNS",
+    "INDEX_ENTRIES",
     "INSERT_ENTRY",
     "UPSERT_CURSOR",
     "Cursor",
@@ -91,7 +92,7 @@ async def register_functions(conn: aiosqlite.Connection) -> None:
 
 # One statement inserts an entry, or nothing if (native_id, execution_id) exists. An entry
 # whose native id another execution already holds (a fork's or resume's copy) is stored as
-# a pointer to that row, without its text, and the index trigger skips it.
+# a pointer to that row, without its text, and is not indexed.
 INSERT_ENTRY: Final = """
 INSERT INTO history_entries (
     execution_id, native_id, role, kind, text, tool_name, tool_input, output_tail,
@@ -107,6 +108,22 @@ FROM (SELECT (SELECT id FROM history_entries
 WHERE true
 ON CONFLICT (native_id, execution_id) DO NOTHING
 """
+
+_ENTRY_BODY: Final = (
+    "coalesce(text, '') || char(10) || coalesce(tool_name, '') || char(10) "
+    "|| coalesce(tool_input, '') || char(10) || coalesce(output_tail, '')"
+)
+
+# Index the entries a batch inserted (ids above the max before it; copies are not indexed),
+# each a single statement over the batch so FTS5 keeps its terms pending until COMMIT.
+INDEX_ENTRIES: Final = (
+    f"INSERT INTO search_words (rowid, body) SELECT id, alp_fold({_ENTRY_BODY}) "
+    "FROM history_entries WHERE id > ?1 AND copy_of IS NULL",
+    f"INSERT INTO cjk_docs (id) SELECT id FROM history_entries "
+    f"WHERE id > ?1 AND copy_of IS NULL AND alp_has_cjk({_ENTRY_BODY})",
+    f"INSERT INTO search_cjk (rowid, body) SELECT id, {_ENTRY_BODY} "
+    "FROM cjk_docs c JOIN history_entries h USING (id) WHERE c.id > ?1",
+)
 
 CURSOR_COLUMNS: Final = (
     "execution_id, path, format, consumed, session_id, model, skipped, redactions, usage, "

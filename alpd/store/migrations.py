@@ -132,9 +132,11 @@ V2_EXECUTIONS: Final = (
 # another execution (a Claude fork copies its parent's lines with their uuids), which is
 # kept as a row pointing at the original (`copy_of`) and is not indexed a second time.
 # The FTS tables index `search_docs`, a view over entries (rowid = entry id) and thread
-# documents (negative ids, so one rowid space holds both), with folded text fed by triggers
-# through the writer's `alp_fold` / `alp_has_cjk` functions — never run the FTS 'rebuild'
-# command: it would index unfolded text.
+# documents (negative ids, so one rowid space holds both), fed folded text through the
+# writer's `alp_fold` / `alp_has_cjk` functions: entries by one set-based INSERT per batch
+# (`alpd.store.history.INDEX_ENTRIES`: a trigger per row made FTS5 flush its pending terms
+# at every row's statement savepoint, 4-5x slower), thread documents by triggers. Never run
+# the FTS 'rebuild' command: it would index unfolded text.
 V3_HISTORY: Final = (
     """
     CREATE TABLE history_entries (
@@ -211,22 +213,6 @@ V3_HISTORY: Final = (
     # The rowids of documents in the trigram index, so a query too short for trigrams
     # (< 3 characters) scans only them with LIKE.
     "CREATE TABLE cjk_docs (id INTEGER PRIMARY KEY) STRICT",
-    """
-    CREATE TRIGGER history_entries_indexed AFTER INSERT ON history_entries
-    WHEN new.copy_of IS NULL
-    BEGIN
-        INSERT INTO search_words (rowid, body) VALUES (new.id, alp_fold(
-            coalesce(new.text, '') || char(10) || coalesce(new.tool_name, '') || char(10)
-            || coalesce(new.tool_input, '') || char(10) || coalesce(new.output_tail, '')));
-        INSERT INTO cjk_docs (id) SELECT new.id WHERE alp_has_cjk(
-            coalesce(new.text, '') || char(10) || coalesce(new.tool_input, '') || char(10)
-            || coalesce(new.output_tail, ''));
-        INSERT INTO search_cjk (rowid, body) SELECT new.id,
-            coalesce(new.text, '') || char(10) || coalesce(new.tool_name, '') || char(10)
-            || coalesce(new.tool_input, '') || char(10) || coalesce(new.output_tail, '')
-        WHERE EXISTS (SELECT 1 FROM cjk_docs WHERE id = new.id);
-    END
-    """,
     """
     CREATE TRIGGER history_entries_immutable BEFORE UPDATE ON history_entries
     BEGIN SELECT RAISE(ABORT, 'history entries are immutable'); END
