@@ -21,11 +21,12 @@ from typing import Final
 
 import anyio
 import structlog
-from anyio.abc import SocketStream, TaskGroup
+from anyio.abc import SocketAttribute, SocketStream, TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from alpd.events import MAX_PENDING, EventBus, Subscriber
 from alpd.rpc.dispatch import Dispatcher
+from alpd.rpc.socket_io import SocketIO
 from alpd.services.context import Caller
 from protocol import errors, jsonrpc
 from protocol.framing import (
@@ -79,6 +80,7 @@ class Connection:
         in_flight: InFlight,
     ) -> None:
         self.stream = stream
+        self._io = SocketIO(stream.extra(SocketAttribute.raw_socket))
         self.caller = caller
         self._dispatcher = dispatcher
         self._events = events
@@ -138,14 +140,14 @@ class Connection:
         try:
             if not self._decoder.has_partial_frame:
                 self._partial_since = None
-                return await self.stream.receive(READ_CHUNK)
+                return await self._io.receive(READ_CHUNK)
             # Per frame, not per read: the clock runs from the frame's first byte and is
             # reset only when a frame completes.
             if self._partial_since is None:
                 self._partial_since = anyio.current_time()
             remaining = self._partial_since + self._limits.frame_deadline - anyio.current_time()
             with anyio.fail_after(max(remaining, 0)):
-                return await self.stream.receive(READ_CHUNK)
+                return await self._io.receive(READ_CHUNK)
         except TimeoutError:
             log.warning("frame_timeout", uid=self.caller.uid, pid=self.caller.pid)
             await self._send_now(_named_error("FRAME_TIMEOUT", "a partial message stalled"))
@@ -210,10 +212,10 @@ class Connection:
             if self._subscriber is None and self._blocking == 0:
                 # Only the reader task writes (it alone creates other writers, and it is
                 # busy here), so the lock — 8% of a ping — is not needed.
-                await self.stream.send(frame)
+                await self._io.send(frame)
                 return
             async with self._send_lock:
-                await self.stream.send(frame)
+                await self._io.send(frame)
 
     async def _notification_loop(self) -> None:
         async with self._notify_recv:
@@ -228,4 +230,4 @@ class Connection:
             anyio.move_on_after(1),
             contextlib.suppress(*_GONE),
         ):
-            await self.stream.send(encode_frame(framing, payload))
+            await self._io.send(encode_frame(framing, payload))
