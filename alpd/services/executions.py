@@ -68,6 +68,7 @@ from alpd.services.snapshots import (
 from alpd.services.threads import (
     ThreadService,
     bump_revision,
+    busy_root,
     check_owner,
     load_thread_row,
     thread_from_row,
@@ -181,18 +182,13 @@ class Executions:
                     "start a new one with `alp`",
                     threadId=params.thread_id,
                 )
-            async with conn.execute(
-                "SELECT id FROM executions WHERE thread_id = ? AND is_root = 1 "
-                "AND status != 'settled'",
-                (params.thread_id,),
-            ) as cur:
-                busy = await cur.fetchone()
+            busy = await busy_root(conn, params.thread_id)
             if busy is not None:
                 raise ThreadBusy(
-                    f"thread {params.thread_id} is running root {busy['id']}; wait for it, "
+                    f"thread {params.thread_id} is running root {busy}; wait for it, "
                     f"or `alp thread reconcile {params.thread_id}` if it died",
                     threadId=params.thread_id,
-                    busyRoot=busy["id"],
+                    busyRoot=busy,
                 )
             await bump_revision(
                 conn,

@@ -7,6 +7,7 @@ transaction (`bump_revision`), optionally guarded by the caller's `ifRevision`.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 import aiosqlite
@@ -14,6 +15,7 @@ import aiosqlite
 from alpd.domain.ids import THREAD_PREFIX
 from alpd.errors import (
     PermissionDenied,
+    ThreadBusy,
     ThreadClosed,
     ThreadNotClosed,
     ThreadNotFound,
@@ -66,6 +68,16 @@ async def load_thread_row(conn: aiosqlite.Connection, thread_id: str) -> sqlite3
             f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
         )
     return row
+
+
+async def busy_root(conn: aiosqlite.Connection, thread_id: str) -> str | None:
+    """The thread's unsettled root, if any (there is at most one: invariant 4)."""
+    async with conn.execute(
+        "SELECT id FROM executions WHERE thread_id = ? AND is_root = 1 AND status != 'settled'",
+        (thread_id,),
+    ) as cur:
+        row = await cur.fetchone()
+    return None if row is None else str(row["id"])
 
 
 def check_owner(row: sqlite3.Row, caller: Caller) -> None:
@@ -174,35 +186,20 @@ class ThreadService:
         return thread_from_row(row)
 
     async def close(self, caller: Caller, ref: ThreadRef) -> Thread:
-        at = self.d.clock.now_iso()
+        """Close for good (no reopen); refused while a root still runs."""
 
-        async def unit(conn: aiosqlite.Connection) -> Thread:
-            row = await load_thread_row(conn, ref.thread_id)
-            check_owner(row, caller)
+        def check(row: sqlite3.Row) -> None:
             if row["status"] != "open":
                 raise ThreadClosed(
                     f"thread {ref.thread_id} is already {row['status']}", threadId=ref.thread_id
                 )
-            await bump_revision(
-                conn,
-                ref.thread_id,
-                "closed",
-                at,
-                if_revision=ref.if_revision,
-                sets={"status": "closed", "closed_at": at},
-            )
-            return thread_from_row(await load_thread_row(conn, ref.thread_id))
 
-        thread = await self.d.store.write(unit)
-        self.publish(thread, "closed")
-        return thread
+        return await self._move(caller, ref, "closed", check)
 
     async def archive(self, caller: Caller, ref: ThreadRef) -> Thread:
-        at = self.d.clock.now_iso()
+        """Archive a closed thread (THREAD_NOT_CLOSED otherwise)."""
 
-        async def unit(conn: aiosqlite.Connection) -> Thread:
-            row = await load_thread_row(conn, ref.thread_id)
-            check_owner(row, caller)
+        def check(row: sqlite3.Row) -> None:
             if row["status"] != "closed":
                 raise ThreadNotClosed(
                     f"thread {ref.thread_id} is {row['status']}; "
@@ -210,16 +207,35 @@ class ThreadService:
                     threadId=ref.thread_id,
                     status=row["status"],
                 )
+
+        return await self._move(caller, ref, "archived", check)
+
+    async def _move(
+        self, caller: Caller, ref: ThreadRef, status: str, check: Callable[[sqlite3.Row], None]
+    ) -> Thread:
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> Thread:
+            row = await load_thread_row(conn, ref.thread_id)
+            check_owner(row, caller)
+            check(row)
+            busy = await busy_root(conn, ref.thread_id)
+            if busy is not None:
+                raise ThreadBusy(
+                    f"thread {ref.thread_id} is running root {busy}; let it settle first",
+                    threadId=ref.thread_id,
+                    busyRoot=busy,
+                )
             await bump_revision(
                 conn,
                 ref.thread_id,
-                "archived",
+                status,
                 at,
                 if_revision=ref.if_revision,
-                sets={"status": "archived", "archived_at": at},
+                sets={"status": status, f"{status}_at": at},
             )
             return thread_from_row(await load_thread_row(conn, ref.thread_id))
 
         thread = await self.d.store.write(unit)
-        self.publish(thread, "archived")
+        self.publish(thread, status)
         return thread
