@@ -9,7 +9,8 @@
     first tenth of the bytes was in, to show it stays flat (streamed, bounded chunks).
 
 Sizes (MB of transcripts) come from ALP_BENCH_SYNC_MB (default 40; the full run used 1000).
-Generated data is kept under ALP_BENCH_DATA (default /tmp/alp-bench-history) and reused.
+Generated data is kept under ALP_BENCH_DATA (default /tmp/alp-bench-history) and reused;
+bench_search reads the same blocks.
 """
 
 from __future__ import annotations
@@ -52,8 +53,11 @@ class Generator:
     """Deterministic Claude-Code-style transcripts: prompts, replies, tool rounds with long
     outputs, and big harness lines (attachments) that are not conversation."""
 
-    def __init__(self, seed: int = SEED) -> None:
+    def __init__(self, seed: int = SEED, codename: str = "") -> None:
         self.rng = random.Random(seed)
+        # A word only this file holds, in a few prompts: what a user looking for "that
+        # session where I worked on X" searches for.
+        self.codename = codename
         words, weights = vocabulary()
         self.words = words
         sample = self.rng.choices(words, weights, k=1_200_000)
@@ -63,6 +67,10 @@ class Generator:
         size = int(self.rng.lognormvariate(0, 1) * (low + high) / 4) % (high - low) + low
         start = self.rng.randrange(0, len(self.pool) - size - 1)
         return self.pool[start : start + size]
+
+    def prompt(self, n: int) -> str:
+        text = self.text(40, 600)
+        return f"{text} ({self.codename})" if self.codename and n % 50 == 1 else text
 
     def session(self, path: Path, target_bytes: int) -> None:
         session = str(uuid.UUID(int=self.rng.getrandbits(128)))
@@ -93,7 +101,7 @@ class Generator:
         model = "claude-sonnet-bench"
         return [
             {"type": "attachment", "sessionId": session, "content": self.text(2000, 12000)},
-            self._line("user", session, ts, {"role": "user", "content": self.text(40, 600)}),
+            self._line("user", session, ts, {"role": "user", "content": self.prompt(n)}),
             self._line(
                 "assistant",
                 session,
@@ -148,30 +156,39 @@ class Generator:
         ]
 
 
-def dataset(total_mb: int, name: str = "claude", offset_mb: int = 0) -> Path:
-    """A directory of ~`total_mb` MB of sessions, cached; file k is the same in every set,
-    so `dataset(300)` holds `dataset(100)`'s files plus more."""
-    directory = DATA / f"{name}-{offset_mb}-{total_mb}"
-    marker = directory / ".complete"
-    if marker.exists():
-        return directory
-    directory.mkdir(parents=True, exist_ok=True)
-    first = offset_mb // FILE_MB
-    for k in range(first, first + max(1, total_mb // FILE_MB)):
-        path = directory / "project" / f"{uuid.UUID(int=SEED * 1_000_003 + k)}.jsonl"
-        path.parent.mkdir(exist_ok=True)
-        if not path.exists():
-            Generator(SEED + k).session(path, FILE_MB * 1_000_000)
-    marker.touch()
-    return directory
+BLOCK_FILES = 5
 
 
-def files_of(directory: Path) -> list[Path]:
-    return sorted(directory.rglob("*.jsonl"))
+def codename(k: int) -> str:
+    return f"codename{k:05d}"
 
 
-def total_bytes(directory: Path) -> int:
-    return sum(p.stat().st_size for p in files_of(directory))
+def blocks(total_mb: int) -> list[Path]:
+    """Directories of generated sessions adding up to ~`total_mb` MB (blocks of
+    BLOCK_FILES × FILE_MB), cached; block i is the same in every set, so the 300 MB set is
+    the 100 MB set plus more. File k holds the word `codename(k)`."""
+    count = max(1, round(total_mb / (BLOCK_FILES * FILE_MB)))
+    out = []
+    for i in range(count):
+        directory = DATA / "v2" / f"block-{i:04d}"
+        marker = directory / ".complete"
+        if not marker.exists():
+            directory.mkdir(parents=True, exist_ok=True)
+            for j in range(BLOCK_FILES):
+                k = i * BLOCK_FILES + j
+                path = directory / f"{uuid.UUID(int=SEED * 1_000_003 + k)}.jsonl"
+                Generator(SEED + k, codename(k)).session(path, FILE_MB * 1_000_000)
+            marker.touch()
+        out.append(directory)
+    return out
+
+
+def files_of(directories: list[Path]) -> list[Path]:
+    return sorted(path for directory in directories for path in directory.rglob("*.jsonl"))
+
+
+def total_bytes(directories: list[Path]) -> int:
+    return sum(p.stat().st_size for p in files_of(directories))
 
 
 # the floor
@@ -201,7 +218,7 @@ def _texts(record: dict[str, Any]) -> list[str]:
     return out
 
 
-def floor_seconds(directory: Path, work: Path) -> float:
+def floor_seconds(directories: list[Path], work: Path) -> float:
     """Parse with msgspec, insert the text into FTS5 with plain sqlite3, 1000 rows/txn."""
     db = work / "floor.db"
     for suffix in ("", "-wal", "-shm"):
@@ -213,7 +230,7 @@ def floor_seconds(directory: Path, work: Path) -> float:
     decode = msgspec.json.decode
     started = time.perf_counter()
     batch: list[tuple[str]] = []
-    for path in files_of(directory):
+    for path in files_of(directories):
         with path.open("rb") as f:
             for raw in f:
                 for text in _texts(decode(raw)):
@@ -281,23 +298,24 @@ class RssSampler:
         return (early[0] if early else peak), peak
 
 
-def import_seconds(d: DaemonProcess, directory: Path) -> float:
+def import_seconds(d: DaemonProcess, directories: list[Path]) -> float:
     started = time.perf_counter()
     with d.client() as client:
-        client.call("history/import", {"runtime": "claude", "path": str(directory)})
+        for directory in directories:
+            client.call("history/import", {"runtime": "claude", "path": str(directory)})
     return time.perf_counter() - started
 
 
 def run() -> list[Result]:
-    directory = dataset(SYNC_MB)
-    size_mb = total_bytes(directory) / 1e6
+    directories = blocks(SYNC_MB)
+    size_mb = total_bytes(directories) / 1e6
     with tempfile.TemporaryDirectory(prefix="alp-bench-history-") as tmp:
         work = Path(tmp)
-        floor = floor_seconds(directory, work)
+        floor = floor_seconds(directories, work)
         (work / "alpd").mkdir()
         with running_daemon(work / "alpd") as d:
-            with RssSampler(d.pid, d.home, total_bytes(directory)) as sampler:
-                ours = import_seconds(d, directory)
+            with RssSampler(d.pid, d.home, total_bytes(directories)) as sampler:
+                ours = import_seconds(d, directories)
             early, peak = sampler.early_and_peak()
     print(
         f"  history sync: {size_mb:.0f} MB in {ours:.1f} s (floor {floor:.1f} s); "

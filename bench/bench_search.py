@@ -31,7 +31,14 @@ from alpd.services.context import Caller
 from alpd.services.search import parse_query, search_sql
 from alpd.testing.daemon import DaemonProcess, running_daemon
 from bench import Result
-from bench.bench_history import dataset, import_seconds, total_bytes, vocabulary
+from bench.bench_history import (
+    BLOCK_FILES,
+    blocks,
+    codename,
+    import_seconds,
+    total_bytes,
+    vocabulary,
+)
 from protocol import messages as m
 
 SIZES = [int(x) for x in os.environ.get("ALP_BENCH_SEARCH_MB", "20,60").split(",")]
@@ -63,9 +70,9 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
 
 
 def query_words(rng: random.Random) -> list[str]:
-    """Words of vocabulary rank 3000–15000: in the text, in some files, not in all."""
-    words, _ = vocabulary()
-    return rng.sample(words[3000:15000], WORDS)
+    """Words that one file of the smallest set holds (each file's codename), so `rg -l`
+    must read everything: a search for "that session where I worked on X"."""
+    return [codename(k) for k in rng.sample(range(BLOCK_FILES), min(WORDS, BLOCK_FILES))]
 
 
 def compare_at(
@@ -123,15 +130,15 @@ def run() -> list[Result]:
     with tempfile.TemporaryDirectory(prefix="alp-bench-search-") as tmp:
         (Path(tmp) / "alpd").mkdir()
         with running_daemon(Path(tmp) / "alpd") as d:
-            dirs: list[Path] = []
-            previous = 0
+            imported: list[Path] = []
             for size in sorted(SIZES):
-                directory = dataset(size - previous, offset_mb=previous)
-                dirs.append(directory)
-                seconds = import_seconds(d, directory)
-                mb = sum(total_bytes(x) for x in dirs) / 1e6
+                dirs = blocks(size)
+                new = [x for x in dirs if x not in imported]
+                seconds = import_seconds(d, new)
+                imported = dirs
+                mb = total_bytes(dirs) / 1e6
                 print(
-                    f"  imported {total_bytes(directory) / 1e6:.0f} MB in {seconds:.1f} s",
+                    f"  imported {total_bytes(new) / 1e6:.0f} MB in {seconds:.1f} s",
                     file=sys.stderr,
                 )
                 alp_s, rg_s = compare_at(d, dirs, words, rg)
@@ -140,7 +147,6 @@ def run() -> list[Result]:
                     f"  {mb:.0f} MB: alp search {alp_s * 1000:.0f} ms, rg -l {rg_s * 1000:.0f} ms",
                     file=sys.stderr,
                 )
-                previous = size
             rpc_ms, direct_ms = latency(d, rng)
     for size, alp_s, rg_s in figures:
         goal = ""
