@@ -11,13 +11,18 @@ import argparse
 import os
 import re
 import sys
-import threading
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from alpctl.client import Client, DaemonUnreachable
+
+if TYPE_CHECKING:
+    import threading
+    from datetime import datetime
+
+# `datetime` and `threading` are imported where used: every `alp` call imports this module,
+# and only --since/--until and progress need them.
 
 __all__ = ["call_with_progress", "import_params", "parse_time", "search_params"]
 
@@ -31,6 +36,8 @@ class TimeError(argparse.ArgumentTypeError):
 
 def parse_time(text: str, now: datetime | None = None) -> str:
     """ISO 8601 UTC (`…Z`) for `2026-11-30`, `2026-11-30T05:41`, or `7d` / `12h` / `30m` ago."""
+    from datetime import UTC, datetime, timedelta
+
     now = now or datetime.now(UTC)
     relative = _RELATIVE.fullmatch(text.strip())
     if relative:
@@ -81,6 +88,8 @@ def call_with_progress(
     """`method`, printing its progress to stderr unless the output is JSON."""
     if args.json:
         return client.call(method, params)
+    import threading
+
     token = f"{os.getpid()}-{time.monotonic_ns()}"
     try:
         watcher = Client.connect(client.socket_path)
