@@ -29,7 +29,7 @@ from alpd.domain.agents import AgentsConfig
 from alpd.events import EventBus
 from alpd.lock import HomeLock
 from alpd.paths import ensure_private_dir
-from alpd.rpc.connection import Connection, ConnectionLimits
+from alpd.rpc.connection import Connection, ConnectionLimits, InFlight
 from alpd.rpc.dispatch import Dispatcher
 from alpd.rpc.handlers import build_handlers
 from alpd.rpc.listener import bind_unix_socket
@@ -72,7 +72,7 @@ class Runtime:
         self.executions = Executions(
             self.daemon, Paths(config.home, config.socket_path), agents, Leases()
         )
-        self.in_flight = anyio.CapacityLimiter(1_000_000)
+        self.in_flight = InFlight()
         self.connections: dict[int, int] = {}
         self.tasks: dict[str, m.TaskState] = {}
         self.history = HistoryService(self.executions)
@@ -145,9 +145,15 @@ def runs_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, st
 
 
 async def _refuse(stream: SocketStream, name: str, message: str) -> None:
+    """Tell the peer why, then close — after reading what it already sent, so the kernel
+    closes cleanly instead of resetting the connection under the refusal."""
     payload = jsonrpc.encode_error(None, errors.code_of(name), message, {"name": name})
-    with anyio.move_on_after(1), contextlib.suppress(anyio.BrokenResourceError, OSError):
+    gone = (anyio.BrokenResourceError, anyio.EndOfStream, anyio.ClosedResourceError, OSError)
+    with anyio.move_on_after(1), contextlib.suppress(*gone):
         await stream.send(encode_frame(Framing.NDJSON, payload))
+        await stream.send_eof()
+        while await stream.receive(65536):
+            pass
     await stream.aclose()
 
 
@@ -214,10 +220,10 @@ async def _serve(
             notifier.ready()
             await _wait_for_stop_signal()
             notifier.stopping()
-            log.info("stopping", in_flight=runtime.in_flight.borrowed_tokens)
+            log.info("stopping", in_flight=runtime.in_flight.count)
             accept_scope.cancel()
             with anyio.move_on_after(config.drain_timeout):
-                while runtime.in_flight.borrowed_tokens:
+                while runtime.in_flight.count:
                     await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
     finally:

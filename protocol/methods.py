@@ -16,6 +16,9 @@ class MethodSpec:
     params: type[m.Wire]
     result: type[m.Wire]
     summary: str
+    #: may wait for long (a run to settle, processes to end): served in its own task so the
+    #: connection keeps answering; every other method is served inline, in order
+    blocking: bool = False
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -52,9 +55,11 @@ METHODS: dict[str, MethodSpec] = {
         m.SettleParams, m.Execution, "record the outcome of a root; projects its checkpoint"
     ),
     "execution/show": MethodSpec(m.ExecutionRef, m.Execution, "one execution, with its policy"),
-    "execution/wait": MethodSpec(m.WaitParams, m.Execution, "block until the execution settles"),
+    "execution/wait": MethodSpec(
+        m.WaitParams, m.Execution, "block until the execution settles", blocking=True
+    ),
     "execution/cancel": MethodSpec(
-        m.ExecutionRef, m.Execution, "end an execution; cascades down its graph"
+        m.ExecutionRef, m.Execution, "end an execution; cascades down its graph", blocking=True
     ),
     "execution/delegate": MethodSpec(
         m.DelegateParams, m.DelegateResult, "from inside a run: a child for an agent in delegatesTo"
@@ -66,11 +71,13 @@ METHODS: dict[str, MethodSpec] = {
         m.ThreadSyncParams,
         m.ThreadSyncResult,
         "re-run the history copy of every settled root; idempotent; history/progress",
+        blocking=True,
     ),
     "history/import": MethodSpec(
         m.HistoryImportParams,
         m.HistoryImportResult,
         "index existing native sessions as legacy-unthreaded executions; idempotent",
+        blocking=True,
     ),
     "history/search": MethodSpec(
         m.HistorySearchParams,
