@@ -105,12 +105,12 @@ class Store:
             return result
 
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
-        async with self._reader.execute(sql, tuple(params)) as cursor:
-            return list(await cursor.fetchall())
+        # One hop to the reader thread (execute and fetch together), not two.
+        return list(await self._reader.execute_fetchall(sql, tuple(params)))
 
     async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
-        async with self._reader.execute(sql, tuple(params)) as cursor:
-            return await cursor.fetchone()
+        rows = await self._reader.execute_fetchall(sql, tuple(params))
+        return next(iter(rows), None)
 
     async def writer_alive(self) -> bool:
         """A trivial round trip through the writer connection (for the systemd watchdog)."""
