@@ -52,17 +52,20 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--home", help="state home for an auto-started daemon (default: $ALP_HOME)")
 
 
-SUBCOMMANDS = (
-    "thread",
-    "context",
-    "delegate",
-    "delegation",
-    "execution",
-    "status",
-    "ping",
-    "search",
-    "import",
-)
+#: options of bare `alp` that take a value (so their value is not taken for a command)
+_VALUED = frozenset({"--title", "--runtime", "--agent", "--prompt", "--socket", "--home"})
+
+
+def _command_word(ours: list[str]) -> str | None:
+    """The first word that is not an option or an option's value."""
+    tokens = iter(ours)
+    for token in tokens:
+        if token.startswith("-"):
+            if token in _VALUED:
+                next(tokens, None)
+            continue
+        return token
+    return None
 
 
 def _runtime_options(parser: argparse.ArgumentParser) -> None:
@@ -77,7 +80,7 @@ def build_start_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="alp",
         usage="alp [--title T] [--runtime R] [--agent A] [-- RUNTIME_ARGS…]\n"
-        "       alp COMMAND …   (thread, context, delegate, delegation, status, ping)",
+        f"       alp COMMAND …   ({', '.join(COMMANDS)}; `alp --help` for all)",
         description="Start a new Thread and run its first root in this terminal.",
     )
     _common(parser)
@@ -86,18 +89,22 @@ def build_start_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="alp", description="Threads that outlive your agent runs.")
-    _common(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-
-    thread = sub.add_parser("thread", help="create, continue, list, show threads")
-    tsub = thread.add_subparsers(
+def _actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[Parser]:
+    return parser.add_subparsers(
         dest="action", metavar="ACTION", required=True, parser_class=Parser
     )
-    create = tsub.add_parser("create", help="a new thread with no root yet")
-    create.add_argument("--title")
-    cont = tsub.add_parser("continue", help="open a new root on the current context")
+
+
+def _add(sub: argparse._SubParsersAction[Parser], name: str, **kwargs: Any) -> Parser:
+    parser = sub.add_parser(name, **kwargs)
+    _common(parser)
+    return parser
+
+
+def _thread_command(parser: argparse.ArgumentParser) -> None:
+    tsub = _actions(parser)
+    _add(tsub, "create", help="a new thread with no root yet").add_argument("--title")
+    cont = _add(tsub, "continue", help="open a new root on the current context")
     cont.add_argument("id")
     cont.add_argument("--if-revision", type=int, dest="if_revision")
     _runtime_options(cont)
@@ -106,12 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["interactive", "push", "scheduled", "sub-agent", "temp"],
         help="the session kind, for scripts that start runs for a reason (default: interactive)",
     )
-    lst = tsub.add_parser("list", help="threads of this workspace")
+    lst = _add(tsub, "list", help="threads of this workspace")
     lst.add_argument("--all", action="store_true", help="every workspace, archived included")
     lst.add_argument("--status", choices=["open", "closed", "archived"])
-    show = tsub.add_parser("show", help="roots, context and history of a thread")
+    show = _add(tsub, "show", help="roots, context and history of a thread")
     show.add_argument("id", nargs="?", help="default: $ALP_THREAD_ID")
-    ctx = tsub.add_parser("context", help="a context snapshot with each line's source")
+    ctx = _add(tsub, "context", help="a context snapshot with each line's source")
     ctx.add_argument("id")
     ctx.add_argument("--rev", type=int)
     for name, helptext in (
@@ -120,65 +127,89 @@ def build_parser() -> argparse.ArgumentParser:
         ("reconcile", "settle dead roots as interrupted"),
         ("sync", "re-run the history copy of every settled root (idempotent)"),
     ):
-        p = tsub.add_parser(name, help=helptext)
+        p = _add(tsub, name, help=helptext)
         p.add_argument("id")
         if name not in ("reconcile", "sync"):
             p.add_argument("--if-revision", type=int, dest="if_revision")
 
-    context = sub.add_parser("context", help="pin work state from inside a run")
-    csub = context.add_subparsers(
-        dest="action", metavar="ACTION", required=True, parser_class=Parser
-    )
-    pin = csub.add_parser("pin", help="add a line to this run's checkpoint")
+
+def _context_command(parser: argparse.ArgumentParser) -> None:
+    pin = _add(_actions(parser), "pin", help="add a line to this run's checkpoint")
     pin.add_argument(
         "kind",
         choices=["objective", "decision", "constraint", "open-item", "next-action", "resolve"],
     )
 
-    delegate = sub.add_parser("delegate", help="from inside a run: a delegated child")
-    delegate.add_argument("agent")
 
-    delegation = sub.add_parser("delegation", help="delegation graphs")
-    dsub = delegation.add_subparsers(
-        dest="action", metavar="ACTION", required=True, parser_class=Parser
-    )
-    dtree = dsub.add_parser("tree", help="the graph of a root")
-    dtree.add_argument("execution_id", nargs="?")
+def _delegate_command(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("agent")
 
-    execution = sub.add_parser("execution", help="one execution")
-    esub = execution.add_subparsers(
-        dest="action", metavar="ACTION", required=True, parser_class=Parser
+
+def _delegation_command(parser: argparse.ArgumentParser) -> None:
+    _add(_actions(parser), "tree", help="the graph of a root").add_argument(
+        "execution_id", nargs="?"
     )
+
+
+def _execution_command(parser: argparse.ArgumentParser) -> None:
+    esub = _actions(parser)
     for name in ("show", "cancel"):
-        esub.add_parser(name).add_argument("execution_id")
+        _add(esub, name).add_argument("execution_id")
 
-    search = sub.add_parser("search", help="full-text search across your threads' history")
-    search.add_argument("query", nargs="+", help='words; "a phrase"; prefix*')
-    search.add_argument("--thread", help="only this thread")
-    search.add_argument("--runtime", help="only entries of this runtime (claude, codex …)")
-    search.add_argument("--role", choices=["user", "assistant", "tool", "system"])
-    search.add_argument(
+
+def _search_command(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", nargs="+", help='words; "a phrase"; prefix*')
+    parser.add_argument("--thread", help="only this thread")
+    parser.add_argument("--runtime", help="only entries of this runtime (claude, codex …)")
+    parser.add_argument("--role", choices=["user", "assistant", "tool", "system"])
+    parser.add_argument(
         "--since", type=history_cli.parse_time, help="ISO time or date, or 30m / 12h / 7d ago"
     )
-    search.add_argument(
+    parser.add_argument(
         "--until", type=history_cli.parse_time, help="ISO time or date, or 30m / 12h / 7d ago"
     )
-    search.add_argument("--limit", type=int, default=20)
-    imp = sub.add_parser("import", help="index existing native sessions (legacy-unthreaded)")
-    imp.add_argument("runtime", choices=["claude", "codex"])
-    imp.add_argument(
+    parser.add_argument("--limit", type=int, default=20)
+
+
+def _import_command(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("runtime", choices=["claude", "codex"])
+    parser.add_argument(
         "--path", help="directory of sessions (default: ~/.claude/projects, $CODEX_HOME/sessions)"
     )
-    sub.add_parser("status", help="the daemon's state")
-    sub.add_parser("ping", help="is the daemon there")
-    for choice in [
-        *sub.choices.values(),
-        *tsub.choices.values(),
-        *csub.choices.values(),
-        *dsub.choices.values(),
-        *esub.choices.values(),
-    ]:
-        _common(choice)
+
+
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    return None
+
+
+#: command → (help, what it adds to its parser)
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "thread": ("create, continue, list, show threads", _thread_command),
+    "context": ("pin work state from inside a run", _context_command),
+    "delegate": ("from inside a run: a delegated child", _delegate_command),
+    "delegation": ("delegation graphs", _delegation_command),
+    "execution": ("one execution", _execution_command),
+    "search": ("full-text search across your threads' history", _search_command),
+    "import": ("index existing native sessions (legacy-unthreaded)", _import_command),
+    "status": ("the daemon's state", _no_arguments),
+    "ping": ("is the daemon there", _no_arguments),
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, just that command's branch. Every argparse parser costs
+    gettext look-ups and a terminal-size probe, so a call builds only what it parses
+    (`--help` and unknown commands build everything)."""
+    parser = Parser(
+        prog="alp",
+        description="Threads that outlive your agent runs. Bare `alp [--title T] [--runtime R] "
+        "[--agent A] [-- RUNTIME_ARGS…]` starts a new thread and its first run here.",
+    )
+    _common(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name, (helptext, build) in COMMANDS.items():
+        if only is None or name == only:
+            build(_add(sub, name, help=helptext))
     return parser
 
 
@@ -308,14 +339,12 @@ def run_thread(args: argparse.Namespace, client: Client, out: Output) -> int:
 
 def parse(argv: list[str]) -> argparse.Namespace:
     ours, rest = split_runtime_args(argv)
-    first = next((a for a in ours if not a.startswith("-")), None)
-    if (
-        first in SUBCOMMANDS
-        or first in ("execution",)
-        or "-h" in ours
-        or ("--help" in ours and first)
-    ):
-        args = build_parser().parse_args(ours)
+    command = _command_word(ours)
+    if command in COMMANDS:
+        args = build_parser(only=command).parse_args(ours)
+    elif command is None and ("-h" in ours or "--help" in ours):
+        build_parser().print_help()
+        raise SystemExit(EXIT_OK)
     else:
         args = build_start_parser().parse_args(ours)
         args.command = "start"
