@@ -15,10 +15,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from alpd.rpc.peercred import PeerCredentialsUnavailable, read_peer_credentials
 from protocol.errors import CODE_TO_NAME
+
+# Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class DaemonUnreachable(Exception):

@@ -13,9 +13,13 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from alpctl.client import Client, DaemonUnreachable
+
+# Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def outcome_for(returncode: int) -> str:
