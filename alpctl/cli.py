@@ -43,7 +43,20 @@ class UsageError(Exception):
     pass
 
 
+class Formatter(argparse.HelpFormatter):
+    """argparse asks `shutil.get_terminal_size` for every argument it adds (importing shutil,
+    bz2, lzma… on every call); the help's width comes from $COLUMNS instead."""
+
+    def __init__(self, prog: str) -> None:
+        columns = os.environ.get("COLUMNS", "")
+        super().__init__(prog, width=int(columns) - 2 if columns.isdigit() else 98)
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
