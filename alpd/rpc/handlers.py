@@ -11,10 +11,17 @@ import msgspec
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
 from alpd.services import graph, importer, pins, search, views
+from alpd.store.db import Store
 from protocol import messages as m
 
 if TYPE_CHECKING:
     from alpd.daemon import Runtime
+
+
+async def _history_entries(store: Store) -> int:
+    """Entries are never deleted or updated, so the largest id counts them in O(log n)."""
+    row = await store.fetchone("SELECT coalesce(max(id), 0) FROM history_entries")
+    return int(row[0]) if row else 0
 
 
 def build_handlers(rt: Runtime) -> dict[str, Handler]:
@@ -31,8 +38,17 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
             "WHERE owner_uid = ?",
             (session.caller.uid,),
         )
+        ex_row = await store.fetchone(
+            "SELECT count(*) AS n, coalesce(sum(status != 'settled'), 0) AS running "
+            "FROM executions WHERE owner_uid = ?",
+            (session.caller.uid,),
+        )
         counts = m.Counts(
-            threads=row["threads"] if row else 0, open_threads=row["open"] if row else 0
+            threads=row["threads"] if row else 0,
+            open_threads=row["open"] if row else 0,
+            executions=ex_row["n"] if ex_row else 0,
+            running=ex_row["running"] if ex_row else 0,
+            history_entries=await _history_entries(store),
         )
         return m.StatusResult(
             version=__version__,
