@@ -37,6 +37,9 @@ class DatabaseCorrupt(Exception):
     """`PRAGMA quick_check` found damage at start."""
 
 
+#: what a damaged file raises while we open it (garbage text decodes as invalid UTF-8, too)
+_DAMAGE = (sqlite3.DatabaseError, UnicodeDecodeError)
+
 _PRAGMAS = (
     "PRAGMA journal_mode = WAL",
     "PRAGMA synchronous = FULL",
@@ -47,11 +50,16 @@ _PRAGMAS = (
 
 async def _connect(path: Path, *, read_only: bool) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    for pragma in _PRAGMAS:
-        await conn.execute(pragma)
-    if read_only:
-        await conn.execute("PRAGMA query_only = ON")
+    try:
+        conn.row_factory = sqlite3.Row
+        for pragma in _PRAGMAS:
+            await conn.execute(pragma)
+        if read_only:
+            await conn.execute("PRAGMA query_only = ON")
+    except BaseException:
+        # aiosqlite's worker thread would otherwise keep the process alive.
+        await conn.close()
+        raise
     return conn
 
 
@@ -67,13 +75,19 @@ class Store:
     @classmethod
     async def open(cls, path: Path) -> Store:
         fresh = not path.exists()
-        writer = await _connect(path, read_only=False)
+        try:
+            writer = await _connect(path, read_only=False)
+        except _DAMAGE as exc:
+            raise DatabaseCorrupt(f"{path}: {exc}; move it aside to start afresh") from exc
         if fresh:
             path.chmod(0o600)
         try:
             await _check_integrity(writer)
             await _migrate(writer)
             reader = await _connect(path, read_only=True)
+        except _DAMAGE as exc:
+            await writer.close()
+            raise DatabaseCorrupt(f"{path}: {exc}; move it aside to start afresh") from exc
         except BaseException:
             await writer.close()
             raise
@@ -123,7 +137,8 @@ async def _check_integrity(conn: aiosqlite.Connection) -> None:
     async with conn.execute("PRAGMA quick_check") as cursor:
         rows = [row[0] for row in await cursor.fetchall()]
     if rows != ["ok"]:
-        raise DatabaseCorrupt("; ".join(str(r) for r in rows[:5]))
+        damage = "; ".join(str(r) for r in rows[:5])
+        raise DatabaseCorrupt(f"integrity check failed: {damage}")
 
 
 async def _migrate(conn: aiosqlite.Connection) -> None:
