@@ -43,7 +43,6 @@ hashes, which transcripts are full of.
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -75,7 +74,6 @@ _AFTER_STEM = re.compile(r"""(?:word|wd|phrase|ials|ial)?["']?[ \t]*(?::=|=>|=|:
 _KEY_NAME = re.compile(
     r"(?:api|app|access|secret|private|auth|client|master|account|encryption|signing)[_-]?\Z"
 )
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +295,7 @@ def _trigger_table() -> tuple[AhoCorasick, tuple[tuple[_Trigger, ...], ...]]:
     for rule in _RULES:
         for literal in rule.triggers:
             trigger = _Trigger(None if rule.folded else literal, rule)
-            table.setdefault(literal.translate(_ASCII_LOWER), []).append(trigger)
+            table.setdefault(literal.lower(), []).append(trigger)
     for stem in _STEMS:
         table.setdefault(stem, []).append(_Trigger(None, None, stem))
     literals = list(table)
@@ -311,6 +309,7 @@ _LOCATED = tuple((rule, rule.locator) for rule in _RULES if rule.locator is not 
 
 _SECRET_GROUPS = ("s", "s2", "s3")
 _MARKER = "[REDACTED:"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # When two rules find the same span, the kind named is the first one's in this order.
 _KIND_ORDER = {
     kind: rank for rank, kind in enumerate(("secret_assignment", *(r.kind for r in _RULES)))
@@ -344,11 +343,7 @@ def redact(text: str) -> Redacted:
 
 def _find(text: str) -> list[tuple[int, int, str]]:
     """Every secret span any rule finds (they may overlap)."""
-    folded = text.lower()
-    if len(folded) != len(text):
-        # A few non-ASCII characters change length when lower-cased; positions in the
-        # folded text must match the original's.
-        folded = text.translate(_ASCII_LOWER)
+    folded = _ascii_lower(text)
     spans: list[tuple[int, int, str]] = []
     for index, at, _ in _AUTOMATON.find_matches_as_indexes(folded, overlapping=True):
         for trigger in _TRIGGERS[index]:
@@ -364,6 +359,22 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         for located in locator.finditer(text):
             _try_rule(rule, text, folded, located.start(), spans)
     return spans
+
+
+def _ascii_lower(text: str) -> str:
+    """``text`` with its ASCII letters lower-cased and nothing else changed, so that positions
+    in it are those of ``text`` (``str.lower`` changes the length of a few non-ASCII letters).
+
+    Through UTF-8 for a non-ASCII text: ``bytes.lower`` knows only ASCII, and the round trip
+    ran at ~1 GB/s here where ``str.lower`` ran at ~0.5 and ``str.translate`` at 0.03. A lone
+    surrogate (which UTF-8, and so the automaton, cannot hold) becomes a NUL, one for one."""
+    if text.isascii():
+        return text.lower()
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = _SURROGATE.sub("\x00", text).encode("utf-8")
+    return data.lower().decode("utf-8")
 
 
 def _try_rule(

@@ -147,3 +147,66 @@ def test_redact_never_fails_and_only_replaces_what_it_reports(text: str) -> None
         assert result.text == text
     else:
         assert result.text.count("[REDACTED:") >= len(result.findings)
+
+
+def test_a_truncated_key_block_does_not_shield_the_key_after_it() -> None:
+    # The first block has no END line, so its redaction takes the 8 KiB after its BEGIN; the
+    # second BEGIN is inside those, and its END more than 64 KiB after the first BEGIN. The
+    # second block is still redacted to its own END line, not cut where the first span stops.
+    second_body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 2020
+    text = (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+        + "log line\n" * 200
+        + f"-----BEGIN PRIVATE KEY-----\n{second_body}\n-----END PRIVATE KEY-----\nafter"
+    )
+    result = redact(text)
+    assert second_body[-64:] not in result.text
+    assert "-----END PRIVATE KEY-----" not in result.text
+    assert result.text == "[REDACTED:private_key]\nafter"
+
+
+@pytest.mark.parametrize("lead", ["İstanbul ", "…", "Straße ", "\ud800 ", "漢字 ", "K" * 3])
+@pytest.mark.parametrize("sample", SAMPLES[::5], ids=lambda sample: sample.kind)
+def test_secrets_after_non_ascii_text_are_redacted_in_place(lead: str, sample: Sample) -> None:
+    # Characters whose lower case is longer (İ) or that are not ASCII at all must not shift
+    # the positions the rules find in the lower-cased text.
+    result = redact(f"{lead}{sample.text}")
+    plain = redact(sample.text)
+    assert result.text == f"{lead}{plain.text}"
+    assert result.findings == plain.findings
+
+
+@pytest.mark.parametrize(
+    ("lookalike", "kind"),
+    [
+        ("task-list disk-usage ", "openai_project_key"),
+        ("v1.2.3 e.g. a.b.c ", "discord_bot_token"),
+        ("TASK DISK SKIP ", "twilio_api_key_and_token"),
+        ("https://example.com/?q=1&page=2 ", "azure_sas_token"),
+        ("keyword monkey key-value ", "mailgun_api_key"),
+    ],
+)
+def test_a_secret_after_thousands_of_its_trigger_lookalikes_is_found(
+    lookalike: str, kind: str
+) -> None:
+    # Each rule is tried at every occurrence of its trigger: a common one must cost no recall.
+    sample = next(s for s in SAMPLES if s.kind == kind)
+    padding = lookalike * 2000
+    result = redact(f"{padding}\n{sample.text}\n{padding}")
+    for secret in sample.secrets:
+        assert secret not in result.text
+    assert result.text.startswith(padding + "\n")
+    assert result.text.endswith("\n" + padding)
+    assert result.findings == redact(sample.text).findings
+
+
+def test_a_jwt_with_a_long_payload_is_redacted_whole() -> None:
+    payload = "eyJ" + "a" * 100_000
+    token = f"eyJhbGciOiJIUzI1NiJ9.{payload}.c2lnbmF0dXJlc2lnbmF0dXJl"
+    result = redact(f"token: {token} end")
+    assert result.text == "token: [REDACTED:jwt] end"
+
+
+def test_a_url_query_secret_is_found_whatever_the_case_of_its_name() -> None:
+    result = redact("GET https://x.example/cb?Signature=abcdefgh12345678&next=1")
+    assert result.text == "GET https://x.example/cb?Signature=[REDACTED:url_query_secret]&next=1"
