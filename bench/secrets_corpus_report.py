@@ -6,10 +6,11 @@ Run: ``.venv/bin/python bench/secrets_corpus_report.py [--detect-secrets]``
   every secret is gone from ``redact(text).text``;
 * false positives: findings on the text the history would store from every fixture
   transcript (entries' text, tool input, output tail), and on the raw fixture files (system
-  prompts, tool schemas: 1.4 MB of prose and JSON that hold no secret);
-* throughput in MB/s of text, beside two floors measured in the same run on the same text:
-  one ``str.count`` pass and one ``re.search`` of a trivial pattern; the ratio is
-  redact time / floor time (lower is better).
+  prompts, tool schemas: 1.5 MB of prose and JSON that hold no secret);
+* throughput in MB/s of text (median of ``--runs`` timings: the machine is shared), beside
+  two floors measured in the same run on the same text, interleaved with it: one
+  ``str.count`` pass and one ``re.search`` of a trivial pattern; the ratio is redact time /
+  floor time (lower is better).
 
 ``--detect-secrets`` adds the same figures for Yelp detect-secrets (if installed), run
 in-process over every line with all its plugins, redacting each string it reports.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -90,13 +92,10 @@ def recall(redactor: Redactor) -> dict[str, tuple[int, int]]:
     return {kind: (hit, total) for kind, (hit, total) in per_kind.items()}
 
 
-def best_of(runs: int, fn: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def throughput(
@@ -105,10 +104,18 @@ def throughput(
     """(MB/s, µs per text, ratio to a str.count pass, ratio to a trivial re.search)."""
     size = sum(len(t.encode()) for t in texts) / 1e6
     trivial = re.compile("\x00")
-    took = best_of(runs, lambda: [redactor(t) for t in texts])
-    count_floor = best_of(runs, lambda: [t.count("\x00") for t in texts])
-    re_floor = best_of(runs, lambda: [trivial.search(t) for t in texts])
-    return size / took, took / len(texts) * 1e6, took / count_floor, took / re_floor
+    took, count_floor, re_floor = [], [], []
+    for _ in range(runs):
+        took.append(timed(lambda: [redactor(t) for t in texts]))
+        count_floor.append(timed(lambda: [t.count("\x00") for t in texts]))
+        re_floor.append(timed(lambda: [trivial.search(t) for t in texts]))
+    ours = statistics.median(took)
+    return (
+        size / ours,
+        ours / len(texts) * 1e6,
+        ours / statistics.median(count_floor),
+        ours / statistics.median(re_floor),
+    )
 
 
 def report(name: str, redactor: Redactor, runs: int) -> None:
@@ -133,7 +140,7 @@ def report(name: str, redactor: Redactor, runs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--detect-secrets", action="store_true", help="compare with it")
-    parser.add_argument("--runs", type=int, default=5, help="timing runs (best is kept)")
+    parser.add_argument("--runs", type=int, default=9, help="timing runs (median is kept)")
     args = parser.parse_args()
     report("alpd.domain.secrets", ours, args.runs)
     if args.detect_secrets:

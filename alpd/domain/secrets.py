@@ -1,27 +1,47 @@
 """Secret filter: ``redact(text)`` replaces credentials with ``[REDACTED:<kind>]``.
 
 It runs on every text the history stores (prompts, replies, tool inputs, output tails), so it
-is pure (no IO, no globals changed), bounded (linear regex scans, no nested quantifiers) and
-fast on the common case of a text with no secret at all.
+is pure (no IO, no globals changed), bounded (linear regex attempts, no nested quantifiers)
+and fast on the common case of a text with no secret at all.
 
-Decision: our own rule table (each rule gated by literal triggers, so a text with none of
-them costs a few substring searches), not Yelp ``detect-secrets``. Measured with
+How: every rule names the literals each of its matches contains (``ghp_``, ``AKIA``,
+``-----BEGIN`` …) and how far before such a literal a match starts. One Aho-Corasick pass
+over the ASCII-lower-cased text (``ahocorasick-rs``: the Rust ``aho-corasick`` crate) finds
+every occurrence of every literal of every rule, and of the stems of secret names; each rule
+is then tried with an anchored ``match`` at those few positions only. A text with no literal
+costs one lower-casing and one automaton pass; a common literal (``SK``, ``sk-``, ``key``)
+costs one anchored attempt per occurrence, never a regex scan of the whole text. The one rule
+without a literal (Discord bot tokens) is located by a literal-led regex (``.`` then the
+token's shape). Before (one substring search per literal, 58 of them, then each triggered
+rule's regex over the whole text), 55 % of the time went to the literal scans and most of
+the rest to regexes of rules whose common literals were present.
+``pyahocorasick`` 2.3.1 was measured too: one pass at ~75 MB/s on the raw fixture files
+where ``ahocorasick-rs`` 1.0.3 ran at ~470 (and releases the GIL).
+
+Decision: our own rule table, not Yelp ``detect-secrets``. Measured with
 ``bench/secrets_corpus_report.py`` on the fake-credential corpus in
 ``tests/unit/secrets_corpus.py`` (51 kinds, 3 samples each) and the real transcripts in
-``tests/fixtures/runtimes`` (one run on the 2-core dev machine; floors from the same run):
+``tests/fixtures/runtimes`` (2-core shared dev machine; medians of 9 runs; floors measured
+in the same run, interleaved):
 
 * this module: recall 51/51 kinds; 0 findings on the 68 texts the fixtures would store and
-  0 on the 15 raw fixture files (1.4 MB of system prompts, tool schemas, ids and hashes);
-  21-22 MB/s on the raw files (~195x one ``str.count`` pass, 105-190x one trivial
-  ``re.search`` over the same text; that floor is noisy), ~8-9 us per short stored text
-  (5 MB/s, ~120x both floors: per-call overhead dominates).
-* ``detect-secrets`` 1.5.0, all its plugins driven in-process through
-  ``plugin.analyze_line`` (no file IO needed, but ``default_settings()`` global state):
-  recall 25/51 kinds. It has no rules for Anthropic, Hugging Face, Google API keys,
-  DigitalOcean, Shopify, Datadog or Heroku keys; its keyword plugin missed the ``.env`` lines
-  and its basic-auth plugin missed ``postgres://``, ``redis://`` and pip index URLs; its
-  private-key plugin reports only the ``BEGIN`` line, so the key body would be stored. It
-  reports strings, not spans (redaction is a ``str.replace`` per finding), its entropy
+  0 on the 15 raw fixture files (1.5 MB of system prompts, tool schemas, ids and hashes);
+  ~208 MB/s on the raw files (20.5x one ``str.count`` pass, 11.2x one trivial
+  ``re.search`` over the same text), 1.2 us per short stored text (35 MB/s, ~17x both
+  floors). The previous design, run by the same report right after: 21.3 MB/s (194x
+  ``str.count``) and 8.3 us per short text (111x): 9.8x and 6.9x slower.
+* In the history sync (in-process profile on ``bench/bench_history.py``'s generated
+  transcripts, 20 MB, median of 3): redaction went from 33 % of the sync's time (0.20 s) to
+  11 % (0.04 s); the rest is parsing (9 %), the entry inserts (14 %), the two FTS5 indexes
+  (51 %, of which ~45 % is ``alp_fold`` translating every text that holds a non-ASCII
+  character) and commits (13 %).
+* ``detect-secrets`` 1.5.0 (measured against the previous design), all its plugins driven
+  in-process through ``plugin.analyze_line`` (no file IO needed, but ``default_settings()``
+  global state): recall 25/51 kinds. It has no rules for Anthropic, Hugging Face, Google API
+  keys, DigitalOcean, Shopify, Datadog or Heroku keys; its keyword plugin missed the ``.env``
+  lines and its basic-auth plugin missed ``postgres://``, ``redis://`` and pip index URLs;
+  its private-key plugin reports only the ``BEGIN`` line, so the key body would be stored.
+  It reports strings, not spans (redaction is a ``str.replace`` per finding), its entropy
   plugins made 162 findings on the raw fixture files (ids and hashes), and it ran at
   0.9-1.1 MB/s on them (~3500-4200x ``str.count``), 0.1 MB/s (~360 us) per short text.
   A hybrid (detect-secrets first, our rules after) would add none of its recall on this
@@ -33,11 +53,14 @@ prefixes published by the vendors: ``ghp_``, ``xoxb-``, ``sk_live_``, ``AKIA`` �
 context rules: secret-named assignments (``API_KEY=…``, ``"password": "…"``, ``--password=``),
 credentials in URLs (``scheme://user:pass@host``), authorization headers, signed-URL query
 parameters, and PEM/PGP private-key blocks (redacted whole, up to their END line or, for a
-truncated tail, the 8 KiB after BEGIN).
+truncated tail, the 8 KiB after BEGIN; every BEGIN is tried, so a truncated block's span
+never hides the block after it).
 
 Known limits: a secret with no recognisable prefix and no secret-sounding name near it (a
 bare 40-character string) is not found; that is the price of no false positives on ids and
-hashes, which transcripts are full of.
+hashes, which transcripts are full of. Case is folded for ASCII letters only (secret names
+and header names are ASCII). An ``x-<vendor>-access-token`` header is recognised for vendor
+names of up to 32 letters.
 """
 
 from __future__ import annotations
@@ -186,8 +209,8 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "discord_token",
         r"\b[MNO][A-Za-z\d_-]{23,25}\.[\w-]{6}\.[\w-]{27,38}\b",
-        # The first dot of every token: a lookahead, so that one candidate never hides the
-        # next (a token may start inside the 27 characters after another candidate's dot).
+        # The first dot of every token; only the dot is consumed (the rest is a lookahead),
+        # so no candidate can swallow the next one's dot.
         locator=r"\.(?=[\w-]{6}\.[\w-]{27})",
         starts=(24, 25, 26),
     ),
