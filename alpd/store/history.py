@@ -64,11 +64,16 @@ _CJK: Final = re.compile(
 )
 
 
+_FOLDABLE: Final = re.compile("[" + "".join(chr(code) for code in _FOLD) + "]")
+
+
 def fold_text(text: str | None) -> str:
     """``text`` with the undecomposable diacritic letters mapped to their base letter."""
-    if not text:
-        return ""
-    if text.isascii():
+    if not text or text.isascii():
+        return text or ""
+    # str.translate costs ~38 ns a character once a text holds any non-ASCII character (an
+    # output tail's leading "…" is enough); the regex scan that rules it out runs in C.
+    if _FOLDABLE.search(text) is None:
         return text
     return text.translate(_FOLD)
 
