@@ -394,7 +394,15 @@ class Executions:
                     log.error("projection_refused", execution=params.execution_id, **exc.data)
             return execution_from_row(await load_execution_row(conn, params.execution_id)), thread
 
-        execution, thread = await self.d.store.write(unit)
+        head = await self.d.store.fetchone(
+            "SELECT thread_id, is_root FROM executions WHERE id = ?", (params.execution_id,)
+        )
+        if head is not None and head["is_root"] and head["thread_id"] is not None:
+            # Settling a root moves its thread: under the thread lease, like continue.
+            async with self.leases.thread(head["thread_id"]):
+                execution, thread = await self.d.store.write(unit)
+        else:
+            execution, thread = await self.d.store.write(unit)
         self.publish(execution, "settled")
         event = self._settled.pop(execution.id, None)
         if event is not None:
