@@ -150,3 +150,15 @@ def test_a_damaged_database_is_refused_with_a_message(tmp_path: Path, damage: st
     assert result.returncode == 1, result.stderr
     assert "alp.db" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_bad_config_is_refused_at_start_with_file_line_and_reason(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    config = home / "config.toml"
+    config.write_text('[agents.lead]\nruntime = "claude"\ndelegatesTo = ["nobody"]\n')
+    result = _start_fails(tmp_path)
+    assert result.returncode == 1
+    assert f"{config}:3:" in result.stderr, result.stderr
+    assert "nobody" in result.stderr
+    assert "Traceback" not in result.stderr
