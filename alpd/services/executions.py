@@ -35,8 +35,6 @@ from alpd.domain.policy import (
     PolicyRequest,
     ThreadBinding,
     build_policy,
-    policy_document,
-    policy_hash,
 )
 from alpd.domain.projector import project_context
 from alpd.domain.session_context import render_session_context
@@ -58,7 +56,7 @@ from alpd.runtimes.registry import adapter as runtime_adapter
 from alpd.services.context import Caller, Daemon
 from alpd.services.leases import Leases
 from alpd.services.reconcile import reconcile
-from alpd.services.rows import execution_from_row, load_execution_row
+from alpd.services.rows import execution_from_row, insert_execution, load_execution_row
 from alpd.services.snapshots import (
     insert_snapshot,
     load_checkpoint,
@@ -226,35 +224,18 @@ class Executions:
                 program=program,
             )
             spec = runtime.launch_spec(policy, ctx)
-            await conn.execute(
-                "INSERT INTO executions (id, owner_uid, thread_id, is_root, root_id, sequence, "
-                "runtime, agent, kind, origin, headless, status, policy, policy_hash, "
-                "context_revision, context_digest, cwd, exec_dir, launcher_pid, "
-                "native_session_id, transcript_path, created_at) "
-                "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 'reserved', "
-                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    execution_id,
-                    caller.uid,
-                    params.thread_id,
-                    execution_id,
-                    sequence,
-                    policy.runtime,
-                    policy.agent,
-                    policy.kind,
-                    msgspec.json.encode(policy.origin).decode(),
-                    int(policy.headless),
-                    policy_document(policy),
-                    policy_hash(policy),
-                    binding.context_revision,
-                    binding.context_digest,
-                    spec.cwd,
-                    str(exec_dir),
-                    caller.pid,
-                    spec.native_session_id,
-                    spec.transcript_path,
-                    at,
-                ),
+            await insert_execution(
+                conn,
+                execution_id=execution_id,
+                owner_uid=caller.uid,
+                policy=policy,
+                spec=spec,
+                exec_dir=str(exec_dir),
+                launcher_pid=caller.pid,
+                at=at,
+                thread_id=params.thread_id,
+                root_id=execution_id,
+                sequence=sequence,
             )
             await save_checkpoint(conn, seed_checkpoint(execution_id, snapshot), at)
             thread = thread_from_row(

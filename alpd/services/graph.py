@@ -12,7 +12,6 @@ import contextlib
 import sqlite3
 
 import aiosqlite
-import msgspec
 
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.policy import (
@@ -20,8 +19,6 @@ from alpd.domain.policy import (
     PolicyRequest,
     build_policy,
     decode_policy,
-    policy_document,
-    policy_hash,
 )
 from alpd.errors import DelegationDenied, ExecutionNotFound, ExecutionSettled, PermissionDenied
 from alpd.files import write_private_file
@@ -30,7 +27,7 @@ from alpd.runtimes.registry import adapter as runtime_adapter
 from alpd.services.callers import execution_of_caller
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
-from alpd.services.rows import execution_from_row, load_execution_row
+from alpd.services.rows import execution_from_row, insert_execution, load_execution_row
 from alpd.supervisor.processes import ProcessIdentity, end_run
 from protocol import messages as m
 
@@ -81,30 +78,18 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
     at = ex.d.clock.now_iso()
 
     async def unit(conn: aiosqlite.Connection) -> m.Execution:
-        await conn.execute(
-            "INSERT INTO executions (id, owner_uid, thread_id, is_root, root_id, parent_id, "
-            "runtime, agent, kind, origin, headless, status, policy, policy_hash, cwd, exec_dir, "
-            "launcher_pid, native_session_id, transcript_path, created_at) "
-            "VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'sub-agent', ?, 1, 'reserved', "
-            "?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                execution_id,
-                caller.uid,
-                parent["thread_id"],
-                parent["root_id"],
-                parent["id"],
-                policy.runtime,
-                policy.agent,
-                msgspec.json.encode(policy.origin).decode(),
-                policy_document(policy),
-                policy_hash(policy),
-                spec.cwd,
-                str(exec_dir),
-                caller.pid,
-                spec.native_session_id,
-                spec.transcript_path,
-                at,
-            ),
+        await insert_execution(
+            conn,
+            execution_id=execution_id,
+            owner_uid=caller.uid,
+            policy=policy,
+            spec=spec,
+            exec_dir=str(exec_dir),
+            launcher_pid=caller.pid,
+            at=at,
+            thread_id=parent["thread_id"],
+            root_id=parent["root_id"],
+            parent_id=parent["id"],
         )
         return execution_from_row(await load_execution_row(conn, execution_id))
 

@@ -9,7 +9,9 @@ from typing import Any
 import aiosqlite
 import msgspec
 
+from alpd.domain.policy import Policy, policy_document, policy_hash
 from alpd.errors import ExecutionNotFound
+from alpd.runtimes.base import LaunchSpec
 from protocol.messages import Execution, Origin, Usage
 
 EXECUTION_COLUMNS = """
@@ -79,3 +81,56 @@ async def load_execution_row(conn: aiosqlite.Connection, execution_id: str) -> s
     if row is None:
         raise ExecutionNotFound(f"no execution {execution_id!r}", executionId=execution_id)
     return row
+
+
+async def insert_execution(
+    conn: aiosqlite.Connection,
+    *,
+    execution_id: str,
+    owner_uid: int,
+    policy: Policy,
+    spec: LaunchSpec,
+    exec_dir: str,
+    launcher_pid: int,
+    at: str,
+    thread_id: str | None,
+    root_id: str,
+    parent_id: str | None = None,
+    sequence: int | None = None,
+) -> None:
+    """A new execution, `reserved`, with its immutable policy; a root when it has no parent.
+
+    Kind, headless and the thread binding are read from the policy, so the row can never
+    disagree with the document its hash covers."""
+    binding = policy.binding
+    await conn.execute(
+        "INSERT INTO executions (id, owner_uid, thread_id, is_root, root_id, parent_id, "
+        "sequence, runtime, agent, kind, origin, headless, status, policy, policy_hash, "
+        "context_revision, context_digest, cwd, exec_dir, launcher_pid, native_session_id, "
+        "transcript_path, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            execution_id,
+            owner_uid,
+            thread_id,
+            int(parent_id is None),
+            root_id,
+            parent_id,
+            sequence,
+            policy.runtime,
+            policy.agent,
+            policy.kind,
+            msgspec.json.encode(policy.origin).decode(),
+            int(policy.headless),
+            policy_document(policy),
+            policy_hash(policy),
+            binding.context_revision if binding else None,
+            binding.context_digest if binding else None,
+            spec.cwd,
+            exec_dir,
+            launcher_pid,
+            spec.native_session_id,
+            spec.transcript_path,
+            at,
+        ),
+    )
