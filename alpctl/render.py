@@ -81,9 +81,10 @@ def execution_line(e: dict[str, Any]) -> str:
     usage = e.get("usage")
     tokens = f"  {usage.get('inputTokens', 0)}→{usage.get('outputTokens', 0)} tok" if usage else ""
     cost = f"  ${e['costUsd']:.4f}" if e.get("costUsd") is not None else ""
+    mode = "bg " if e.get("headless") else "tty"
     return (
         f"{seq:>4} {short_time(e.get('startedAt') or e['createdAt'])}  {e['runtime']:<8} "
-        f"{e['kind']:<11} {outcome:<11} {duration(e.get('durationSeconds')):>7}  "
+        f"{mode} {e['kind']:<11} {outcome:<11} {duration(e.get('durationSeconds')):>7}  "
         f"rev {e.get('contextRevision', '-')}  {e['id']}{tokens}{cost}"
     )
 
@@ -109,13 +110,21 @@ def context(result: dict[str, Any]) -> str:
             continue
         lines.append(f"  {title}")
         for item in items:
-            lines.append(f"    - {item['text']}   [{item['sourceExecutionId']}]")
+            # Open items show their id: `alp context pin resolve -- ID` closes one.
+            line_id = f"{item['id']}  " if key == "openItems" else ""
+            lines.append(f"    - {line_id}{item['text']}   [{item['sourceExecutionId']}]")
+    resolved = snapshot.get("resolved") or []
+    if resolved:
+        lines.append("  Resolved (latest)")
+        for item in resolved[-3:]:
+            lines.append(f"    - {item['text']}   [{item['resolvedByExecutionId']}]")
     outcomes = snapshot.get("outcomes") or []
     if outcomes:
-        lines.append("  Outcomes")
+        lines.append("  Outcomes (latest)")
         for o in outcomes[-5:]:
+            code = f" (exit {o['exitCode']})" if o.get("exitCode") not in (None, 0) else ""
             summary = f": {o['summary']}" if o.get("summary") else ""
-            lines.append(f"    - {o['status']}{summary}   [{o['sourceExecutionId']}]")
+            lines.append(f"    - {o['status']}{code}{summary}   [{o['sourceExecutionId']}]")
     if len(lines) == 1:
         lines.append("  (empty: pin with `alp context pin decision -- TEXT` from inside a run)")
     return "\n".join(lines)
