@@ -34,6 +34,19 @@ class LaunchContext:
 
 
 @dataclass(frozen=True, slots=True)
+class RunFacts:
+    """What alpd knows of a run whose native session it is still looking for."""
+
+    exec_dir: Path
+    env: dict[str, str]
+    cwd: str
+    #: the run's process while it is alive, else None
+    pid: int | None
+    #: epoch seconds when the run started
+    started: float
+
+
+@dataclass(frozen=True, slots=True)
 class LaunchSpec:
     """What to execute. `env` holds only additions to the inherited environment."""
 
@@ -58,9 +71,9 @@ class RuntimeAdapter(Protocol):
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec: ...
 
-    def discover_session(self, exec_dir: Path, env: dict[str, str]) -> tuple[str, str] | None:
+    def discover_session(self, run: RunFacts) -> tuple[str, str] | None:
         """(native session id, transcript path or "") for runtimes that choose their own id
-        and announce it while running; None while unknown (or when ids are chosen up front)."""
+        and announce it while running; None while unknown, or when ids are chosen up front."""
         ...
 
 

@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import time
+from datetime import datetime
 from pathlib import Path
+
+import psutil
 
 from alpd.domain.agents import RuntimeConfig
 from alpd.domain.policy import Policy
-from alpd.runtimes.base import LaunchContext, LaunchSpec, find_program, label_env
+from alpd.runtimes.base import LaunchContext, LaunchSpec, RunFacts, find_program, label_env
 
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 #: Codex's sandbox refuses every socket connect() — alp's Unix socket included — unless
@@ -36,6 +41,64 @@ def codex_home(env: dict[str, str]) -> Path:
 def find_rollout(env: dict[str, str], session_id: str) -> Path | None:
     matches = sorted((codex_home(env) / "sessions").glob(f"*/*/*/rollout-*-{session_id}.jsonl"))
     return matches[-1] if matches else None
+
+
+_ROLLOUT_NAME = re.compile(
+    r"rollout-.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$"
+)
+
+
+def open_rollout(pid: int) -> tuple[str, str] | None:
+    """(session id, path) of the rollout the process tree of `pid` is writing, if any."""
+    try:
+        top = psutil.Process(pid)
+        processes = [top, *top.children(recursive=True)]
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+    for process in processes:
+        try:
+            files = process.open_files()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        for opened in files:
+            match = _ROLLOUT_NAME.search(opened.path)
+            if match is not None:
+                return match.group(1), opened.path
+    return None
+
+
+def rollouts_since(env: dict[str, str], cwd: str, since: float) -> list[tuple[str, str]]:
+    """(id, path) of the rollouts begun at or after `since` whose session ran in `cwd`."""
+    found: list[tuple[str, str]] = []
+    cwd = os.path.realpath(cwd)
+    sessions = codex_home(env) / "sessions"
+    # Codex files rollouts by local date: only the days between `since` and now can hold one.
+    days = {time.strftime("%Y/%m/%d", time.localtime(t)) for t in (since, time.time())}
+    paths = [p for day in sorted(days) for p in (sessions / day).glob("rollout-*.jsonl")]
+    for path in paths:
+        match = _ROLLOUT_NAME.search(path.name)
+        try:
+            if match is None or path.stat().st_mtime < since:
+                continue
+            with path.open("rb") as f:
+                meta = json.loads(f.readline() or b"{}")
+        except (OSError, ValueError):
+            continue
+        payload = meta.get("payload") if isinstance(meta, dict) else None
+        if not isinstance(payload, dict) or payload.get("cwd") != cwd:
+            continue
+        if _epoch(payload.get("timestamp")) >= since - 1:
+            found.append((match.group(1), str(path)))
+    return found
+
+
+def _epoch(value: object) -> float:
+    if not isinstance(value, str):
+        return 0.0
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def session_id_from_output(head: bytes) -> str | None:
@@ -83,18 +146,24 @@ class CodexRuntime:
             argv.append(ctx.prompt or "Continue the work described in the developer instructions.")
         return LaunchSpec(argv=argv, env=label_env(ctx), cwd=policy.workspace)
 
-    def discover_session(self, exec_dir: Path, env: dict[str, str]) -> tuple[str, str] | None:
-        """(native id, rollout path) once the headless run has announced itself."""
+    def discover_session(self, run: RunFacts) -> tuple[str, str] | None:
+        """(native id, rollout path) once the run has announced itself: a headless run in the
+        first line of its output; an interactive one (whose output is the user's terminal)
+        by the rollout its process tree holds open, or — once it has ended — by the single
+        rollout of its cwd begun since it started."""
         try:
-            with (exec_dir / "stdout.log").open("rb") as f:
+            with (run.exec_dir / "stdout.log").open("rb") as f:
                 head = f.read(_DISCOVERY_BYTES)
         except OSError:
-            return None
+            head = b""
         session_id = session_id_from_output(head)
-        if session_id is None:
-            return None
-        rollout = find_rollout(env, session_id)
-        return session_id, str(rollout) if rollout else ""
+        if session_id is not None:
+            rollout = find_rollout(run.env, session_id)
+            return session_id, str(rollout) if rollout else ""
+        if run.pid is not None:
+            return open_rollout(run.pid)
+        candidates = rollouts_since(run.env, run.cwd, run.started)
+        return candidates[0] if len(candidates) == 1 else None
 
 
 ADAPTER = CodexRuntime()

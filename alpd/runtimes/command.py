@@ -5,12 +5,10 @@ Used by tests and scripts to exercise threads without an agent CLI.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from alpd.domain.agents import RuntimeConfig
 from alpd.domain.policy import Policy
 from alpd.errors import InvalidArgument
-from alpd.runtimes.base import LaunchContext, LaunchSpec, find_program, label_env
+from alpd.runtimes.base import LaunchContext, LaunchSpec, RunFacts, find_program, label_env
 
 
 class CommandRuntime:
@@ -29,7 +27,7 @@ class CommandRuntime:
             )
         return find_program(policy.args[0], None, self.install_hint)
 
-    def discover_session(self, exec_dir: Path, env: dict[str, str]) -> tuple[str, str] | None:
+    def discover_session(self, run: RunFacts) -> tuple[str, str] | None:
         return None
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec:

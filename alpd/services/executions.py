@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -51,7 +53,13 @@ from alpd.errors import (
     ThreadExecutionBindingMismatch,
 )
 from alpd.files import write_private_file
-from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext, LaunchSpec, RuntimeAdapter
+from alpd.runtimes.base import (
+    SESSION_CONTEXT_FILE,
+    LaunchContext,
+    LaunchSpec,
+    RunFacts,
+    RuntimeAdapter,
+)
 from alpd.runtimes.registry import adapter as runtime_adapter
 from alpd.services.context import Caller, Daemon
 from alpd.services.leases import Leases
@@ -71,7 +79,7 @@ from alpd.services.threads import (
     load_thread_row,
     thread_from_row,
 )
-from alpd.supervisor.processes import ProcessIdentity, identify
+from alpd.supervisor.processes import ProcessIdentity, identify, is_alive
 from alpd.supervisor.supervisor import ExitReport, Supervisor
 from alpd.workspace import workspace_of
 from protocol import jsonrpc
@@ -376,8 +384,13 @@ class Executions:
             return execution_from_row(await load_execution_row(conn, params.execution_id)), thread
 
         head = await self.d.store.fetchone(
-            "SELECT thread_id, is_root FROM executions WHERE id = ?", (params.execution_id,)
+            "SELECT thread_id, is_root, native_session_id FROM executions WHERE id = ?",
+            (params.execution_id,),
         )
+        if head is not None and head["native_session_id"] is None:
+            # Last chance to learn where its transcript is (an interactive Codex run that
+            # ended before a tick saw its open rollout).
+            await self.discover_native_sessions(params.execution_id)
         if head is not None and head["is_root"] and head["thread_id"] is not None:
             # Settling a root moves its thread: under the thread lease, like continue.
             async with self.leases.thread(head["thread_id"]):
@@ -426,11 +439,12 @@ class Executions:
         return thread_from_row(await load_thread_row(conn, thread_id))
 
     async def discover_native_sessions(self, execution_id: str | None = None) -> None:
-        """Record the native session id and transcript of headless runs that announce them
-        late (Codex chooses its own id), so history can follow them while they run."""
+        """Record the native session id and transcript of runs that announce them late
+        (Codex chooses its own id), so history can follow them while they run."""
         sql = (
-            "SELECT id, runtime, exec_dir FROM executions WHERE headless = 1 "
-            "AND (native_session_id IS NULL OR transcript_path IS NULL) AND "
+            "SELECT id, runtime, exec_dir, cwd, pid, pid_start_time, boot_id, started_at, "
+            "created_at FROM executions "
+            "WHERE (native_session_id IS NULL OR transcript_path IS NULL) AND "
         )
         if execution_id is None:
             rows = await self.d.store.fetchall(sql + "status != 'settled'")
@@ -441,10 +455,34 @@ class Executions:
                 runtime = runtime_adapter(row["runtime"])
             except AlpError:
                 continue
-            env = {**self.environ, **self.agents.runtime(row["runtime"]).env}
-            found = runtime.discover_session(Path(row["exec_dir"]), env)
-            if found is not None:
+            found = runtime.discover_session(self._run_facts(row))
+            if found is not None and not await self._claimed(row["id"], found[0]):
                 await self._record_native_session(row["id"], *found)
+
+    def _run_facts(self, row: sqlite3.Row) -> RunFacts:
+        pid = row["pid"]
+        if pid is not None and not is_alive(
+            ProcessIdentity(pid, row["pid_start_time"] or 0.0, row["boot_id"] or "")
+        ):
+            pid = None
+        started = datetime.fromisoformat(
+            (row["started_at"] or row["created_at"]).replace("Z", "+00:00")
+        ).timestamp()
+        return RunFacts(
+            exec_dir=Path(row["exec_dir"]),
+            env={**self.environ, **self.agents.runtime(row["runtime"]).env},
+            cwd=row["cwd"],
+            pid=pid,
+            started=started,
+        )
+
+    async def _claimed(self, execution_id: str, session_id: str) -> bool:
+        """Another execution already owns this native session (a guess must not steal it)."""
+        row = await self.d.store.fetchone(
+            "SELECT 1 FROM executions WHERE native_session_id = ? AND id != ?",
+            (session_id, execution_id),
+        )
+        return row is not None
 
     async def _record_native_session(self, execution_id: str, session_id: str, path: str) -> None:
         async def unit(conn: aiosqlite.Connection) -> None:
@@ -458,7 +496,6 @@ class Executions:
 
     async def on_exit(self, execution_id: str, report: ExitReport) -> None:
         """The supervisor saw a headless run end: settle it with what its exit says."""
-        await self.discover_native_sessions(execution_id)
         params = m.SettleParams(
             execution_id=execution_id,
             outcome=outcome_of(report.exit_code, cancelled=report.cancelled),

@@ -244,3 +244,14 @@ def test_codex_tui_continues_a_thread_with_its_context_and_settles_when_quit(
         ("pinned before the tui", before),
         ("typed into the codex tui", root_id),
     ]
+    # Its output was the terminal: alpd found the session by the rollout the TUI held open
+    # (or, once it ended, by the rollout of this cwd written since the run began), and
+    # copied the transcript into history.
+    shown = world.call("execution/show", executionId=root_id)
+    assert shown.get("nativeSessionId") and "rollout-" in (shown.get("transcriptPath") or "")
+    wait_until(
+        lambda: world.call("execution/show", executionId=root_id).get("historyLevel")
+        == "complete",
+        15,
+        "the interactive codex transcript in history",
+    )
