@@ -194,8 +194,10 @@ def _raw(document: Any, call: jsonrpc.Call) -> dict[str, Any]:
     for candidate in candidates:
         if (
             isinstance(candidate, dict)
+            and candidate.get("jsonrpc") == "2.0"
             and candidate.get("method") == call.method
-            and ("id" not in candidate or candidate.get("id") == call.id)
+            and ("id" in candidate) == (not call.is_notification)
+            and candidate.get("id") == call.id
         ):
             return candidate
     raise AssertionError("call without a source")
