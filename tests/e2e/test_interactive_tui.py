@@ -250,8 +250,7 @@ def test_codex_tui_continues_a_thread_with_its_context_and_settles_when_quit(
     shown = world.call("execution/show", executionId=root_id)
     assert shown.get("nativeSessionId") and "rollout-" in (shown.get("transcriptPath") or "")
     wait_until(
-        lambda: world.call("execution/show", executionId=root_id).get("historyLevel")
-        == "complete",
+        lambda: world.call("execution/show", executionId=root_id).get("historyLevel") == "complete",
         15,
         "the interactive codex transcript in history",
     )
