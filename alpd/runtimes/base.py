@@ -47,6 +47,16 @@ class RunFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class FoundSession:
+    """A run's native session: its id, its transcript ("" while unknown), and whether it was
+    inferred (from what ran where and when) rather than announced by the run itself."""
+
+    session_id: str
+    transcript_path: str
+    guessed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class LaunchSpec:
     """What to execute. `env` holds only additions to the inherited environment."""
 
@@ -71,9 +81,9 @@ class RuntimeAdapter(Protocol):
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec: ...
 
-    def discover_session(self, run: RunFacts) -> tuple[str, str] | None:
-        """(native session id, transcript path or "") for runtimes that choose their own id
-        and announce it while running; None while unknown, or when ids are chosen up front."""
+    def discover_session(self, run: RunFacts) -> FoundSession | None:
+        """The session of a runtime that chooses its own id and announces it while running;
+        None while unknown, or when ids are chosen up front."""
         ...
 
 

@@ -20,7 +20,14 @@ from pathlib import Path
 
 from alpd.domain.agents import RuntimeConfig
 from alpd.domain.policy import Policy
-from alpd.runtimes.base import LaunchContext, LaunchSpec, RunFacts, find_program, label_env
+from alpd.runtimes.base import (
+    FoundSession,
+    LaunchContext,
+    LaunchSpec,
+    RunFacts,
+    find_program,
+    label_env,
+)
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
@@ -116,7 +123,7 @@ class ClaudeRuntime:
             transcript_path=str(transcript_path(lookup, policy.workspace, session_id)),
         )
 
-    def discover_session(self, run: RunFacts) -> tuple[str, str] | None:
+    def discover_session(self, run: RunFacts) -> FoundSession | None:
         return None
 
 

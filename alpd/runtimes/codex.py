@@ -22,7 +22,14 @@ import psutil
 
 from alpd.domain.agents import RuntimeConfig
 from alpd.domain.policy import Policy
-from alpd.runtimes.base import LaunchContext, LaunchSpec, RunFacts, find_program, label_env
+from alpd.runtimes.base import (
+    FoundSession,
+    LaunchContext,
+    LaunchSpec,
+    RunFacts,
+    find_program,
+    label_env,
+)
 
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 #: Codex's sandbox refuses every socket connect() — alp's Unix socket included — unless
@@ -48,7 +55,7 @@ _ROLLOUT_NAME = re.compile(
 )
 
 
-def open_rollout(pid: int) -> tuple[str, str] | None:
+def open_rollout(pid: int) -> FoundSession | None:
     """(session id, path) of the rollout the process tree of `pid` is writing, if any."""
     try:
         top = psutil.Process(pid)
@@ -63,7 +70,7 @@ def open_rollout(pid: int) -> tuple[str, str] | None:
         for opened in files:
             match = _ROLLOUT_NAME.search(opened.path)
             if match is not None:
-                return match.group(1), opened.path
+                return FoundSession(match.group(1), opened.path)
     return None
 
 
@@ -146,7 +153,7 @@ class CodexRuntime:
             argv.append(ctx.prompt or "Continue the work described in the developer instructions.")
         return LaunchSpec(argv=argv, env=label_env(ctx), cwd=policy.workspace)
 
-    def discover_session(self, run: RunFacts) -> tuple[str, str] | None:
+    def discover_session(self, run: RunFacts) -> FoundSession | None:
         """(native id, rollout path) once the run has announced itself: a headless run in the
         first line of its output; an interactive one (whose output is the user's terminal)
         by the rollout its process tree holds open, or — once it has ended — by the single
@@ -159,11 +166,13 @@ class CodexRuntime:
         session_id = session_id_from_output(head)
         if session_id is not None:
             rollout = find_rollout(run.env, session_id)
-            return session_id, str(rollout) if rollout else ""
+            return FoundSession(session_id, str(rollout) if rollout else "")
         if run.pid is not None:
             return open_rollout(run.pid)
         candidates = rollouts_since(run.env, run.cwd, run.started)
-        return candidates[0] if len(candidates) == 1 else None
+        if len(candidates) != 1:
+            return None
+        return FoundSession(*candidates[0], guessed=True)
 
 
 ADAPTER = CodexRuntime()

@@ -8,7 +8,14 @@ from __future__ import annotations
 from alpd.domain.agents import RuntimeConfig
 from alpd.domain.policy import Policy
 from alpd.errors import InvalidArgument
-from alpd.runtimes.base import LaunchContext, LaunchSpec, RunFacts, find_program, label_env
+from alpd.runtimes.base import (
+    FoundSession,
+    LaunchContext,
+    LaunchSpec,
+    RunFacts,
+    find_program,
+    label_env,
+)
 
 
 class CommandRuntime:
@@ -27,7 +34,7 @@ class CommandRuntime:
             )
         return find_program(policy.args[0], None, self.install_hint)
 
-    def discover_session(self, run: RunFacts) -> tuple[str, str] | None:
+    def discover_session(self, run: RunFacts) -> FoundSession | None:
         return None
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec:

@@ -10,24 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
 import aiosqlite
 import anyio
-import msgspec
 import structlog
 
 from alpd.domain.agents import AgentDefinition, AgentsConfig, RuntimeConfig
 from alpd.domain.context import Outcome as DomainOutcome
 from alpd.domain.context import (
-    add_pin,
-    checkpoint_is_intact,
-    make_checkpoint,
     seed_checkpoint,
 )
 from alpd.domain.ids import EXECUTION_PREFIX
@@ -41,7 +35,6 @@ from alpd.domain.policy import (
 from alpd.domain.projector import project_context
 from alpd.domain.session_context import render_session_context
 from alpd.errors import (
-    AlpError,
     ExecutionNotFound,
     ExecutionSettled,
     InvalidArgument,
@@ -57,12 +50,13 @@ from alpd.runtimes.base import (
     SESSION_CONTEXT_FILE,
     LaunchContext,
     LaunchSpec,
-    RunFacts,
     RuntimeAdapter,
 )
 from alpd.runtimes.registry import adapter as runtime_adapter
 from alpd.services.context import Caller, Daemon
+from alpd.services.discovery import discover_sessions
 from alpd.services.leases import Leases
+from alpd.services.pins import hand_pins_to_root
 from alpd.services.reconcile import reconcile
 from alpd.services.rows import execution_from_row, insert_execution, load_execution_row
 from alpd.services.snapshots import (
@@ -79,7 +73,7 @@ from alpd.services.threads import (
     load_thread_row,
     thread_from_row,
 )
-from alpd.supervisor.processes import ProcessIdentity, identify, is_alive
+from alpd.supervisor.processes import ProcessIdentity, identify
 from alpd.supervisor.supervisor import ExitReport, Supervisor
 from alpd.workspace import workspace_of
 from protocol import jsonrpc
@@ -373,7 +367,7 @@ class Executions:
             )
             thread = None
             if not row["is_root"]:
-                await _hand_pins_to_root(conn, params.execution_id, row["root_id"], at)
+                await hand_pins_to_root(conn, params.execution_id, row["root_id"], at)
             if row["is_root"] and row["thread_id"] is not None:
                 try:
                     thread = await self._project(conn, row["thread_id"], params, at)
@@ -439,60 +433,8 @@ class Executions:
         return thread_from_row(await load_thread_row(conn, thread_id))
 
     async def discover_native_sessions(self, execution_id: str | None = None) -> None:
-        """Record the native session id and transcript of runs that announce them late
-        (Codex chooses its own id), so history can follow them while they run."""
-        sql = (
-            "SELECT id, runtime, exec_dir, cwd, pid, pid_start_time, boot_id, started_at, "
-            "created_at FROM executions "
-            "WHERE (native_session_id IS NULL OR transcript_path IS NULL) AND "
-        )
-        if execution_id is None:
-            rows = await self.d.store.fetchall(sql + "status != 'settled'")
-        else:
-            rows = await self.d.store.fetchall(sql + "id = ?", (execution_id,))
-        for row in rows:
-            try:
-                runtime = runtime_adapter(row["runtime"])
-            except AlpError:
-                continue
-            found = runtime.discover_session(self._run_facts(row))
-            if found is not None and not await self._claimed(row["id"], found[0]):
-                await self._record_native_session(row["id"], *found)
-
-    def _run_facts(self, row: sqlite3.Row) -> RunFacts:
-        pid = row["pid"]
-        if pid is not None and not is_alive(
-            ProcessIdentity(pid, row["pid_start_time"] or 0.0, row["boot_id"] or "")
-        ):
-            pid = None
-        started = datetime.fromisoformat(
-            (row["started_at"] or row["created_at"]).replace("Z", "+00:00")
-        ).timestamp()
-        return RunFacts(
-            exec_dir=Path(row["exec_dir"]),
-            env={**self.environ, **self.agents.runtime(row["runtime"]).env},
-            cwd=row["cwd"],
-            pid=pid,
-            started=started,
-        )
-
-    async def _claimed(self, execution_id: str, session_id: str) -> bool:
-        """Another execution already owns this native session (a guess must not steal it)."""
-        row = await self.d.store.fetchone(
-            "SELECT 1 FROM executions WHERE native_session_id = ? AND id != ?",
-            (session_id, execution_id),
-        )
-        return row is not None
-
-    async def _record_native_session(self, execution_id: str, session_id: str, path: str) -> None:
-        async def unit(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE executions SET native_session_id = ?, transcript_path = nullif(?, '') "
-                "WHERE id = ?",
-                (session_id, path, execution_id),
-            )
-
-        await self.d.store.write(unit)
+        """Record where runs that announce their session late keep their transcript."""
+        await discover_sessions(self.d.store, self.environ, self.agents, execution_id)
 
     async def on_exit(self, execution_id: str, report: ExitReport) -> None:
         """The supervisor saw a headless run end: settle it with what its exit says."""
@@ -529,23 +471,6 @@ class Executions:
 
     async def reconcile_thread(self, caller: Caller, thread_id: str) -> list[str]:
         return await reconcile(self, thread_id)
-
-
-async def _hand_pins_to_root(
-    conn: aiosqlite.Connection, child_id: str, root_id: str, at: str
-) -> None:
-    """A settled child's pins join its root's checkpoint, still attributed to the child, so
-    they reach the thread when the root settles (children are never projected themselves)."""
-    child = await load_checkpoint(conn, child_id)
-    if child is None or not checkpoint_is_intact(child) or not child.pins:
-        return
-    root = await load_checkpoint(conn, root_id) or make_checkpoint(root_id)
-    merged = root
-    for pin in child.pins:
-        merged = add_pin(merged, pin)
-    if not checkpoint_is_intact(root):
-        merged = msgspec.structs.replace(merged, digest=root.digest)
-    await save_checkpoint(conn, merged, at)
 
 
 __all__ = ["DEFAULT_AGENT", "Executions", "Paths"]

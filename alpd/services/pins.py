@@ -49,3 +49,20 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
         )
 
     return await daemon.store.write(unit)
+
+
+async def hand_pins_to_root(
+    conn: aiosqlite.Connection, child_id: str, root_id: str, at: str
+) -> None:
+    """A settled child's pins join its root's checkpoint, still attributed to the child, so
+    they reach the thread when the root settles (children are never projected themselves)."""
+    child = await load_checkpoint(conn, child_id)
+    if child is None or not checkpoint_is_intact(child) or not child.pins:
+        return
+    root = await load_checkpoint(conn, root_id) or make_checkpoint(root_id)
+    merged = root
+    for pin in child.pins:
+        merged = add_pin(merged, pin)
+    if not checkpoint_is_intact(root):
+        merged = msgspec.structs.replace(merged, digest=root.digest)
+    await save_checkpoint(conn, merged, at)

@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from alpd.runtimes.base import RunFacts
+from alpd.runtimes.base import FoundSession, RunFacts
 from alpd.runtimes.codex import ADAPTER, rollouts_since
 
 SESSION = "01a22b7a-4c16-7530-b95e-3240d090c930"
@@ -42,7 +42,7 @@ def test_a_headless_run_is_found_by_its_thread_started_line(tmp_path: Path) -> N
     (facts.exec_dir / "stdout.log").write_text(
         json.dumps({"type": "thread.started", "thread_id": SESSION}) + "\n"
     )
-    assert ADAPTER.discover_session(facts) == (SESSION, str(path))
+    assert ADAPTER.discover_session(facts) == FoundSession(SESSION, str(path))
 
 
 def test_an_ended_interactive_run_is_found_by_the_one_rollout_of_its_cwd(tmp_path: Path) -> None:
@@ -50,7 +50,8 @@ def test_an_ended_interactive_run_is_found_by_the_one_rollout_of_its_cwd(tmp_pat
     now = time.time()
     path = _rollout(tmp_path / "codex", SESSION, work, now)
     _rollout(tmp_path / "codex", OTHER, "/somewhere/else", now)
-    assert ADAPTER.discover_session(_facts(tmp_path, work, now - 1)) == (SESSION, str(path))
+    found = ADAPTER.discover_session(_facts(tmp_path, work, now - 1))
+    assert found == FoundSession(SESSION, str(path), guessed=True)
 
 
 def test_an_older_or_ambiguous_rollout_is_not_guessed(tmp_path: Path) -> None:
