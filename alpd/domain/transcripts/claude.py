@@ -41,11 +41,14 @@ the history it was resumed or forked from.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import msgspec
 
 from alpd.domain.transcripts._lines import complete_lines, is_blank
 from alpd.domain.transcripts.entry import (
     Entry,
+    EntryFields,
     Kind,
     ParseResult,
     Role,
@@ -259,34 +262,13 @@ class _Base:
         self.timestamp = timestamp
         self.offset = offset
 
-    def make(
-        self,
-        index: int,
-        role: Role,
-        kind: Kind,
-        *,
-        text: str = "",
-        tool_name: str | None = None,
-        tool_input: str | None = None,
-        output_tail: str | None = None,
-        output_sha256: str | None = None,
-        model: str | None = None,
-        call_id: str | None = None,
-        is_error: bool = False,
-    ) -> Entry:
+    def make(self, index: int, role: Role, kind: Kind, **fields: Unpack[EntryFields]) -> Entry:
         return Entry(
             native_id=self.uuid if index == 0 else f"{self.uuid}:{index}",
             session_id=self.session_id,
             role=role,
             kind=kind,
-            text=text,
-            tool_name=tool_name,
-            tool_input=tool_input,
-            output_tail=output_tail,
-            output_sha256=output_sha256,
             timestamp=self.timestamp,
-            model=model,
-            call_id=call_id,
-            is_error=is_error,
             offset=self.offset,
+            **fields,
         )

@@ -41,11 +41,14 @@ with no id linking them, so per-read sums go to ``ParseResult.total_usage`` inst
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import msgspec
 
 from alpd.domain.transcripts._lines import complete_lines, is_blank
 from alpd.domain.transcripts.entry import (
     Entry,
+    EntryFields,
     HistoryBase,
     Kind,
     MissingSessionIdError,
@@ -272,20 +275,7 @@ class _Reader:
         return self.session_id
 
     def add(
-        self,
-        native_id: str,
-        line: _Line,
-        role: Role,
-        kind: Kind,
-        *,
-        text: str = "",
-        tool_name: str | None = None,
-        tool_input: str | None = None,
-        output_tail: str | None = None,
-        output_sha256: str | None = None,
-        model: str | None = None,
-        call_id: str | None = None,
-        is_error: bool = False,
+        self, native_id: str, line: _Line, role: Role, kind: Kind, **fields: Unpack[EntryFields]
     ) -> None:
         self.entries.append(
             Entry(
@@ -293,16 +283,9 @@ class _Reader:
                 session_id=self.require_session_id(),
                 role=role,
                 kind=kind,
-                text=text,
-                tool_name=tool_name,
-                tool_input=tool_input,
-                output_tail=output_tail,
-                output_sha256=output_sha256,
                 timestamp=line.timestamp,
-                model=model,
-                call_id=call_id,
-                is_error=is_error,
                 offset=self.base_offset + self.position,
+                **fields,
             )
         )
 

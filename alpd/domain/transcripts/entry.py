@@ -8,7 +8,7 @@ get defaults and existing fields never change meaning (msgspec's schema-evolutio
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Literal, TypedDict
 
 import msgspec
 
@@ -90,6 +90,20 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
     # Absolute byte offset of the line the entry came from: with a Codex fork's
     # ``HistoryBase.end_byte_offset`` it tells which parent entries the fork inherited.
     offset: int = 0
+
+
+class EntryFields(TypedDict, total=False):
+    """What a reader says of an entry beyond its identity, line and kind (the keyword
+    arguments both readers' entry builders forward to ``Entry``)."""
+
+    text: str
+    tool_name: str | None
+    tool_input: str | None
+    output_tail: str | None
+    output_sha256: str | None
+    model: str | None
+    call_id: str | None
+    is_error: bool
 
 
 class HistoryBase(msgspec.Struct, frozen=True, kw_only=True):
