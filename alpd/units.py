@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import plistlib
 import re
-import tempfile
 from pathlib import Path
 
+from alpd.files import fsync_dir, write_atomically
 from alpd.paths import default_socket_path
 
 __all__ = [
@@ -174,31 +174,7 @@ def install_units(
     else:
         raise ValueError(f"no service manager units for platform {platform!r}")
     target_dir.mkdir(parents=True, exist_ok=True)
-    written = [_write_atomically(target_dir / name, rendered[name]) for name in names]
-    _fsync_dir(target_dir)
+    # Unit files are read by the service manager and are not secret.
+    written = [write_atomically(target_dir / name, rendered[name], mode=0o644) for name in names]
+    fsync_dir(target_dir)
     return written
-
-
-def _write_atomically(path: Path, text: str) -> Path:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            # Unit files are read by the service manager and are not secret.
-            os.fchmod(out.fileno(), 0o644)
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
-
-
-def _fsync_dir(directory: Path) -> None:
-    # Makes the renames themselves durable.
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
