@@ -58,16 +58,21 @@ def thread_from_row(row: sqlite3.Row, busy_root: str | None = None, root_count: 
     )
 
 
-async def load_thread_row(conn: aiosqlite.Connection, thread_id: str) -> sqlite3.Row:
-    async with conn.execute(
-        f"SELECT {_THREAD_COLUMNS} FROM threads t WHERE t.id = ?", (thread_id,)
-    ) as cur:
-        row = await cur.fetchone()
+_THREAD_BY_ID = f"SELECT {_THREAD_COLUMNS} FROM threads t WHERE t.id = ?"
+
+
+def _found(row: sqlite3.Row | None, thread_id: str) -> sqlite3.Row:
     if row is None:
         raise ThreadNotFound(
             f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
         )
     return row
+
+
+async def load_thread_row(conn: aiosqlite.Connection, thread_id: str) -> sqlite3.Row:
+    """The thread's row inside a write unit (THREAD_NOT_FOUND when there is none)."""
+    async with conn.execute(_THREAD_BY_ID, (thread_id,)) as cur:
+        return _found(await cur.fetchone(), thread_id)
 
 
 async def busy_root(conn: aiosqlite.Connection, thread_id: str) -> str | None:
@@ -175,13 +180,7 @@ class ThreadService:
         return ThreadListResult(threads=[thread_from_row(row) for row in rows])
 
     async def get(self, caller: Caller, thread_id: str) -> Thread:
-        row = await self.d.store.fetchone(
-            f"SELECT {_THREAD_COLUMNS} FROM threads t WHERE t.id = ?", (thread_id,)
-        )
-        if row is None:
-            raise ThreadNotFound(
-                f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
-            )
+        row = _found(await self.d.store.fetchone(_THREAD_BY_ID, (thread_id,)), thread_id)
         check_owner(row, caller)
         return thread_from_row(row)
 
