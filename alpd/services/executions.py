@@ -35,10 +35,8 @@ from alpd.domain.policy import (
 from alpd.domain.projector import project_context
 from alpd.domain.session_context import render_session_context
 from alpd.errors import (
-    ExecutionNotFound,
     ExecutionSettled,
     InvalidArgument,
-    PermissionDenied,
     SpawnFailed,
     ThreadBusy,
     ThreadClosed,
@@ -58,7 +56,13 @@ from alpd.services.discovery import discover_sessions
 from alpd.services.leases import Leases
 from alpd.services.pins import hand_pins_to_root
 from alpd.services.reconcile import reconcile
-from alpd.services.rows import execution_from_row, insert_execution, load_execution_row
+from alpd.services.rows import (
+    check_execution_owner,
+    execution_from_row,
+    insert_execution,
+    load_execution_row,
+    owned_execution,
+)
 from alpd.services.snapshots import (
     insert_snapshot,
     load_checkpoint,
@@ -310,16 +314,7 @@ class Executions:
     # attach (interactive runs started by the client)
 
     async def attach(self, caller: Caller, params: m.AttachParams) -> m.Execution:
-        row = await self.d.store.fetchone(
-            "SELECT owner_uid, launcher_pid, status, headless FROM executions WHERE id = ?",
-            (params.execution_id,),
-        )
-        if row is None:
-            raise ExecutionNotFound(
-                f"no execution {params.execution_id!r}", executionId=params.execution_id
-            )
-        if row["owner_uid"] != caller.uid:
-            raise PermissionDenied("the execution belongs to another user")
+        row = await owned_execution(self.d.store, caller, params.execution_id)
         if row["status"] == "settled":
             raise ExecutionSettled(f"execution {params.execution_id} has settled")
         if row["headless"]:
@@ -338,8 +333,8 @@ class Executions:
 
         async def unit(conn: aiosqlite.Connection) -> tuple[m.Execution, m.Thread | None]:
             row = await load_execution_row(conn, params.execution_id)
-            if caller is not None and row["owner_uid"] != caller.uid:
-                raise PermissionDenied("the execution belongs to another user")
+            if caller is not None:
+                check_execution_owner(row, caller)
             if params.thread_id is not None and (
                 row["thread_id"] != params.thread_id or not row["is_root"]
             ):
@@ -458,15 +453,7 @@ class Executions:
         return await self.show(caller, m.ExecutionRef(execution_id=params.execution_id))
 
     async def show(self, caller: Caller, params: m.ExecutionRef) -> m.Execution:
-        row = await self.d.store.fetchone(
-            "SELECT * FROM executions WHERE id = ?", (params.execution_id,)
-        )
-        if row is None:
-            raise ExecutionNotFound(
-                f"no execution {params.execution_id!r}", executionId=params.execution_id
-            )
-        if row["owner_uid"] != caller.uid:
-            raise PermissionDenied("the execution belongs to another user")
+        row = await owned_execution(self.d.store, caller, params.execution_id)
         return execution_from_row(row, with_policy=True)
 
     async def reconcile_thread(self, caller: Caller, thread_id: str) -> list[str]:

@@ -20,14 +20,19 @@ from alpd.domain.policy import (
     build_policy,
     decode_policy,
 )
-from alpd.errors import DelegationDenied, ExecutionNotFound, ExecutionSettled, PermissionDenied
+from alpd.errors import DelegationDenied, ExecutionSettled
 from alpd.files import write_private_file
 from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext
 from alpd.runtimes.registry import adapter as runtime_adapter
 from alpd.services.callers import execution_of_caller
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
-from alpd.services.rows import execution_from_row, insert_execution, load_execution_row
+from alpd.services.rows import (
+    execution_from_row,
+    insert_execution,
+    load_execution_row,
+    owned_execution,
+)
 from alpd.supervisor.processes import ProcessIdentity, end_run
 from protocol import messages as m
 
@@ -134,14 +139,7 @@ async def tree(ex: Executions, caller: Caller, params: m.TreeParams) -> m.TreeNo
     if params.execution_id is None:
         start = await execution_of_caller(ex.d.store, caller)
     else:
-        found = await ex.d.store.fetchone(
-            "SELECT * FROM executions WHERE id = ?", (params.execution_id,)
-        )
-        if found is None:
-            raise ExecutionNotFound(f"no execution {params.execution_id!r}")
-        start = found
-    if start["owner_uid"] != caller.uid:
-        raise PermissionDenied("the execution belongs to another user")
+        start = await owned_execution(ex.d.store, caller, params.execution_id)
     rows = await _graph_rows(ex, start["root_id"])
     nodes = {
         row["id"]: m.TreeNode(
@@ -157,11 +155,7 @@ async def tree(ex: Executions, caller: Caller, params: m.TreeParams) -> m.TreeNo
 
 async def cancel(ex: Executions, caller: Caller, params: m.ExecutionRef) -> m.Execution:
     """End the execution and everything below it in its graph; each settles `cancelled`."""
-    top = await ex.d.store.fetchone("SELECT * FROM executions WHERE id = ?", (params.execution_id,))
-    if top is None:
-        raise ExecutionNotFound(f"no execution {params.execution_id!r}")
-    if top["owner_uid"] != caller.uid:
-        raise PermissionDenied("the execution belongs to another user")
+    top = await owned_execution(ex.d.store, caller, params.execution_id)
     if top["status"] == "settled":
         raise ExecutionSettled(f"execution {params.execution_id} already settled {top['outcome']}")
     async with ex.leases.graph(top["root_id"]):

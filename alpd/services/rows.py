@@ -10,8 +10,10 @@ import aiosqlite
 import msgspec
 
 from alpd.domain.policy import Policy, policy_document, policy_hash
-from alpd.errors import ExecutionNotFound
+from alpd.errors import ExecutionNotFound, PermissionDenied
 from alpd.runtimes.base import LaunchSpec
+from alpd.services.context import Caller
+from alpd.store.db import Store
 from protocol.messages import Execution, Origin, Usage
 
 EXECUTION_COLUMNS = """
@@ -71,6 +73,21 @@ def execution_from_row(row: sqlite3.Row, *, with_policy: bool = False) -> Execut
         transcript_path=row["transcript_path"],
         policy=policy,
     )
+
+
+async def owned_execution(store: Store, caller: Caller, execution_id: str) -> sqlite3.Row:
+    """An execution's row, read outside a write unit: EXECUTION_NOT_FOUND, or
+    PERMISSION_DENIED when it belongs to another user."""
+    row = await store.fetchone("SELECT * FROM executions WHERE id = ?", (execution_id,))
+    if row is None:
+        raise ExecutionNotFound(f"no execution {execution_id!r}", executionId=execution_id)
+    check_execution_owner(row, caller)
+    return row
+
+
+def check_execution_owner(row: sqlite3.Row, caller: Caller) -> None:
+    if row["owner_uid"] != caller.uid:
+        raise PermissionDenied("the execution belongs to another user", executionId=row["id"])
 
 
 async def load_execution_row(conn: aiosqlite.Connection, execution_id: str) -> sqlite3.Row:
