@@ -129,6 +129,12 @@ class Runtime:
                 self.in_flight,
             )
             await connection.serve()
+        except Exception:
+            # Whatever one connection did wrong ends that connection, never the task group
+            # (and with it the daemon) that serves everybody else.
+            log.exception("connection_failed", uid=creds.uid, pid=creds.pid)
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
         finally:
             self.connections[creds.uid] -= 1
 

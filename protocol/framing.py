@@ -9,7 +9,10 @@ bounded: a frame above `max_frame_bytes` is refused with `FrameTooLarge` and the
 (the stream stays usable); a header block that never ends is `FramingBroken` (the stream is
 unrecoverable and the connection must close). For scale, h11 caps an incomplete event at
 16 KiB, nginx a header at 8 KiB, LSP servers rarely cap at all (pygls reads any length); we
-carry JSON documents, so the default frame cap is 1 MiB and the header cap 8 KiB.
+carry JSON documents, so the default frame cap is 1 MiB and the header cap 8 KiB. The header
+cap holds whether or not the block's terminator has arrived, and a `Content-Length` value is
+read only when it has at most `MAX_LENGTH_DIGITS` digits (Python refuses to parse more than
+4,300 digits with a ValueError of its own, and no frame we accept needs more than seven).
 
 Stdlib only: the thin client imports this module.
 """
@@ -21,6 +24,8 @@ from typing import Final
 
 DEFAULT_MAX_FRAME_BYTES: Final = 1024 * 1024
 MAX_HEADER_BYTES: Final = 8 * 1024
+#: the most digits a Content-Length value may have (a longer one cannot be a frame we take)
+MAX_LENGTH_DIGITS: Final = 20
 
 
 class Framing(enum.Enum):
@@ -121,10 +126,10 @@ class FrameDecoder:
     def _next_content_length(self) -> bytes | None:
         stripped = self._buffer.lstrip(_BLANK)
         del self._buffer[: len(self._buffer) - len(stripped)]
-        end = self._buffer.find(b"\r\n\r\n")
+        end = self._buffer.find(b"\r\n\r\n", 0, MAX_HEADER_BYTES + 4)
         if end < 0:
-            if len(self._buffer) > MAX_HEADER_BYTES:
-                raise FramingBroken("header block never ended")
+            if len(self._buffer) >= MAX_HEADER_BYTES + 4:
+                raise FramingBroken(f"header block longer than {MAX_HEADER_BYTES} bytes")
             return None
         length = _content_length(bytes(self._buffer[:end]))
         body_start = end + 4
@@ -148,7 +153,7 @@ def _content_length(header_block: bytes) -> int:
             raise FramingBroken(f"malformed header line {raw[:80]!r}")
         if name.strip().lower() == b"content-length":
             text = value.strip()
-            if not text.isdigit():
+            if not text.isdigit() or len(text) > MAX_LENGTH_DIGITS:
                 raise FramingBroken(f"bad Content-Length {text[:40]!r}")
             length = int(text)
     if length is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -86,7 +87,7 @@ framing_bytes = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(data=framing_bytes, cuts=st.lists(st.integers(0, 10_000), max_size=12))
 def test_decoder_on_arbitrary_bytes_yields_only_frames_or_its_own_errors(
     data: bytes, cuts: list[int]
@@ -94,7 +95,7 @@ def test_decoder_on_arbitrary_bytes_yields_only_frames_or_its_own_errors(
     decode_all(split(data, cuts), max_frame=64)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=framing_bytes, cuts=st.lists(st.integers(0, 10_000), max_size=12))
 def test_decoder_result_does_not_depend_on_chunking(data: bytes, cuts: list[int]) -> None:
     whole = decode_all([data], max_frame=64)
@@ -102,10 +103,40 @@ def test_decoder_result_does_not_depend_on_chunking(data: bytes, cuts: list[int]
     assert decode_all([bytes([b]) for b in data], max_frame=64) == whole
 
 
+header_values = st.one_of(
+    st.integers(0, 10**30).map(lambda n: str(n).encode()),
+    st.integers(1, 9000).map(lambda n: b"9" * n),
+    st.integers(1, 9000).map(lambda n: b"0" * n + b"2"),
+    st.binary(max_size=60),
+    st.sampled_from([b"", b"-1", b"+2", b" 2 ", b"2\t", b"\xd9\xa2", b"0x10", b"1e3"]),
+)
+header_names = st.sampled_from(
+    [b"Content-Length", b"content-length", b" CONTENT-LENGTH ", b"Content-Type", b"X", b""]
+) | st.binary(max_size=20)
+header_blocks = st.lists(
+    st.tuples(header_names, st.sampled_from([b":", b": ", b"", b"::"]), header_values),
+    min_size=1,
+    max_size=6,
+).map(lambda lines: b"\r\n".join(n + sep + v for n, sep, v in lines) + b"\r\n\r\n")
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(
+    head=header_blocks,
+    body=st.binary(max_size=80),
+    cuts=st.lists(st.integers(0, 20_000), max_size=8),
+)
+def test_header_parser_yields_only_frames_or_its_own_errors(
+    head: bytes, body: bytes, cuts: list[int]
+) -> None:
+    # Starts with "C" so the stream is read as Content-Length framing, whatever follows.
+    decode_all(split(b"C" + head + body, cuts), max_frame=64)
+
+
 ndjson_frame = st.binary(max_size=120).map(lambda b: b"{" + b.replace(b"\n", b""))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     frames=st.lists(ndjson_frame, min_size=1, max_size=12),
     separators=st.lists(st.sampled_from([b"\n", b"\r\n", b"\n\n", b" \n\t\n"]), min_size=12),
@@ -120,7 +151,7 @@ def test_ndjson_frames_are_reassembled_identically_under_any_chunking(
     assert (decoded, too_large, broken) == (expected, 0, False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     payloads=st.lists(st.binary(max_size=300), min_size=1, max_size=10),
     cuts=st.lists(st.integers(0, 10_000), max_size=20),
@@ -131,7 +162,7 @@ def test_content_length_round_trips_any_payload(payloads: list[bytes], cuts: lis
     assert (decoded, too_large, broken) == (payloads, 0, False)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     sizes=st.lists(st.integers(0, 200), min_size=1, max_size=8),
     cuts=st.lists(st.integers(0, 10_000), max_size=20),
@@ -203,7 +234,7 @@ def _raw(document: Any, call: jsonrpc.Call) -> dict[str, Any]:
     raise AssertionError("call without a source")
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(data=st.binary(max_size=300))
 def test_parse_frame_never_raises_on_arbitrary_bytes(data: bytes) -> None:
     items, _ = jsonrpc.parse_frame(data)
@@ -212,7 +243,7 @@ def test_parse_frame_never_raises_on_arbitrary_bytes(data: bytes) -> None:
             assert item.code in SPEC_CODES | DOMAIN_CODES
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(document=json_values | message_like | st.lists(message_like, max_size=6))
 def test_parse_frame_never_raises_on_json_values(document: Any) -> None:
     items, is_batch = jsonrpc.parse_frame(json.dumps(document).encode())
@@ -321,7 +352,7 @@ blobs = st.one_of(
 
 
 @settings(
-    max_examples=120,
+    max_examples=examples(120),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -7,6 +7,7 @@ import pytest
 from protocol.framing import (
     DEFAULT_MAX_FRAME_BYTES,
     MAX_HEADER_BYTES,
+    MAX_LENGTH_DIGITS,
     FrameDecoder,
     FrameTooLarge,
     Framing,
@@ -218,8 +219,34 @@ def test_header_line_without_a_colon_breaks_the_stream() -> None:
 def test_header_block_too_long_breaks_the_stream() -> None:
     decoder = FrameDecoder()
     decoder.feed(b"Content-Length: 2\r\nX-Pad: " + b"a" * MAX_HEADER_BYTES)
-    with pytest.raises(FramingBroken, match="never ended"):
+    with pytest.raises(FramingBroken, match="longer than"):
         decoder.next_frame()
+
+
+def test_header_block_over_the_cap_is_refused_even_when_it_arrives_whole() -> None:
+    decoder = FrameDecoder()
+    decoder.feed(b"Content-Length: 2\r\nX-Pad: " + b"a" * 9 * 1024 + b"\r\n\r\n{}")
+    with pytest.raises(FramingBroken, match="longer than"):
+        decoder.next_frame()
+
+
+def test_header_block_of_exactly_the_cap_is_read() -> None:
+    head = b"Content-Length: 2\r\nX-Pad: "
+    head += b"a" * (MAX_HEADER_BYTES - len(head))
+    assert decoded(head + b"\r\n\r\n{}") == [b"{}"]
+
+
+@pytest.mark.parametrize("digits", [MAX_LENGTH_DIGITS + 1, 4301, 8000])
+def test_content_length_with_too_many_digits_breaks_the_stream(digits: int) -> None:
+    decoder = FrameDecoder()
+    decoder.feed(b"Content-Length: " + b"9" * digits + b"\r\n\r\n")
+    with pytest.raises(FramingBroken, match="bad Content-Length"):
+        decoder.next_frame()
+
+
+def test_content_length_with_leading_zeros_up_to_the_digit_cap_is_read() -> None:
+    zeros = b"0" * (MAX_LENGTH_DIGITS - 1)
+    assert decoded(b"Content-Length: " + zeros + b"2\r\n\r\n{}") == [b"{}"]
 
 
 def test_header_block_just_under_the_cap_waits() -> None:
