@@ -34,9 +34,7 @@ def assert_serving(daemon: DaemonProcess) -> None:
     ],
     ids=["4301-digits", "leading-zeros", "9KiB-header-block"],
 )
-def test_an_unreadable_header_ends_only_its_connection(
-    alpd: DaemonProcess, frame: bytes
-) -> None:
+def test_an_unreadable_header_ends_only_its_connection(alpd: DaemonProcess, frame: bytes) -> None:
     with RawConnection(alpd.socket_path) as conn:
         conn.send(frame)
         rest = conn.read_until_closed()
