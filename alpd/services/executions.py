@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,6 @@ from alpd.errors import (
     ExecutionSettled,
     InvalidArgument,
     SpawnFailed,
-    ThreadBusy,
     ThreadClosed,
     ThreadContextTampered,
     ThreadExecutionBindingMismatch,
@@ -72,9 +72,9 @@ from alpd.services.snapshots import (
 from alpd.services.threads import (
     ThreadService,
     bump_revision,
-    busy_root,
     check_owner,
     load_thread_row,
+    refuse_if_busy,
     thread_from_row,
 )
 from alpd.supervisor.processes import ProcessIdentity, identify
@@ -186,14 +186,8 @@ class Executions:
                     "start a new one with `alp`",
                     threadId=params.thread_id,
                 )
-            busy = await busy_root(conn, params.thread_id)
-            if busy is not None:
-                raise ThreadBusy(
-                    f"thread {params.thread_id} is running root {busy}; wait for it, "
-                    f"or `alp thread reconcile {params.thread_id}` if it died",
-                    threadId=params.thread_id,
-                    busyRoot=busy,
-                )
+            # The revision first: of two continues that read the same revision, the loser
+            # learns it is stale (THREAD_REVISION_CONFLICT), not merely that a root runs.
             await bump_revision(
                 conn,
                 params.thread_id,
@@ -202,6 +196,7 @@ class Executions:
                 if_revision=params.if_revision,
                 detail=execution_id,
             )
+            await refuse_if_busy(conn, params.thread_id)
             snapshot, digest = await load_snapshot(
                 conn, params.thread_id, thread_row["context_revision"]
             )
@@ -230,19 +225,25 @@ class Executions:
                 program=program,
             )
             spec = runtime.launch_spec(policy, ctx)
-            await insert_execution(
-                conn,
-                execution_id=execution_id,
-                owner_uid=caller.uid,
-                policy=policy,
-                spec=spec,
-                exec_dir=str(exec_dir),
-                launcher_pid=caller.pid,
-                at=at,
-                thread_id=params.thread_id,
-                root_id=execution_id,
-                sequence=sequence,
-            )
+            try:
+                await insert_execution(
+                    conn,
+                    execution_id=execution_id,
+                    owner_uid=caller.uid,
+                    policy=policy,
+                    spec=spec,
+                    exec_dir=str(exec_dir),
+                    launcher_pid=caller.pid,
+                    at=at,
+                    thread_id=params.thread_id,
+                    root_id=execution_id,
+                    sequence=sequence,
+                )
+            except sqlite3.IntegrityError:
+                # `one_unsettled_root` refused a second unsettled root: the database is the
+                # last word on invariant 4, and its refusal has the same name as the check's.
+                await refuse_if_busy(conn, params.thread_id)
+                raise
             await save_checkpoint(conn, seed_checkpoint(execution_id, snapshot), at)
             thread = thread_from_row(
                 await load_thread_row(conn, params.thread_id), busy_root=execution_id

@@ -64,6 +64,7 @@ from protocol import messages as m
 
 __all__ = [
     "CHUNK_BYTES",
+    "LEVEL_ORDER",
     "HistoryService",
     "SyncReport",
     "history_level",
@@ -366,21 +367,24 @@ def _long_line(f: BinaryIO, head: bytes) -> tuple[bytes, int]:
         size += len(more)
 
 
-#: worst first: a thread's history level is the worst of its roots'
-_LEVEL_ORDER: tuple[m.HistoryLevel, ...] = (
+#: worst first: complete > partial > final-only > unsupported, the less history a level
+#: keeps the worse it is. `pending` (a settled root whose copy has not finished) is known to
+#: be no worse than complete only, so it shows when everything else is complete.
+LEVEL_ORDER: Final[tuple[m.HistoryLevel, ...]] = (
+    "unsupported",
     "final-only",
     "partial",
     "pending",
-    "unsupported",
     "complete",
 )
 
 
 def history_level(levels: list[m.HistoryLevel]) -> m.HistoryLevel:
-    """The worst of `levels` (a thread's level from its settled roots'); `complete` if none."""
+    """The worst of `levels` in `LEVEL_ORDER` (a thread's level from its settled roots');
+    `complete` if none."""
     if not levels:
         return "complete"
-    return min(levels, key=_LEVEL_ORDER.index)
+    return min(levels, key=LEVEL_ORDER.index)
 
 
 async def thread_history(store: Store, thread_id: str) -> m.HistorySummary:

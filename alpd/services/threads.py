@@ -85,6 +85,21 @@ async def busy_root(conn: aiosqlite.Connection, thread_id: str) -> str | None:
     return None if row is None else str(row["id"])
 
 
+async def refuse_if_busy(conn: aiosqlite.Connection, thread_id: str) -> None:
+    """THREAD_BUSY, naming the root, when the thread has an unsettled root.
+
+    Called inside the write unit that would add or move past a root: the unit's
+    `BEGIN IMMEDIATE` serialises writers, so no check outside a transaction can race it."""
+    busy = await busy_root(conn, thread_id)
+    if busy is not None:
+        raise ThreadBusy(
+            f"thread {thread_id} is running root {busy}; wait for it, "
+            f"or `alp thread reconcile {thread_id}` if it died",
+            threadId=thread_id,
+            busyRoot=busy,
+        )
+
+
 def check_owner(row: sqlite3.Row, caller: Caller) -> None:
     if row["owner_uid"] != caller.uid:
         raise PermissionDenied(f"thread {row['id']} belongs to another user", threadId=row["id"])
@@ -218,13 +233,6 @@ class ThreadService:
             row = await load_thread_row(conn, ref.thread_id)
             check_owner(row, caller)
             check(row)
-            busy = await busy_root(conn, ref.thread_id)
-            if busy is not None:
-                raise ThreadBusy(
-                    f"thread {ref.thread_id} is running root {busy}; let it settle first",
-                    threadId=ref.thread_id,
-                    busyRoot=busy,
-                )
             await bump_revision(
                 conn,
                 ref.thread_id,
@@ -233,6 +241,7 @@ class ThreadService:
                 if_revision=ref.if_revision,
                 sets={"status": status, f"{status}_at": at},
             )
+            await refuse_if_busy(conn, ref.thread_id)
             return thread_from_row(await load_thread_row(conn, ref.thread_id))
 
         thread = await self.d.store.write(unit)

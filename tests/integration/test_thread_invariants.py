@@ -394,24 +394,24 @@ def test_snapshot_rewritten_after_a_root_read_it_is_thread_context_tampered(
 # invariant 4
 
 
-def test_concurrent_continue_has_exactly_one_winner(shared: DaemonProcess, work: Path) -> None:
-    thread_id = new_thread(shared, work)
-    before = call(shared, "thread/show", {"threadId": thread_id})["thread"]["revision"]
-    contenders = 30
+def contend_for_continue(
+    d: DaemonProcess, thread_id: str, work: Path, contenders: int, **extra: Any
+) -> tuple[dict[str, Any], list[RpcError | BaseException]]:
+    """`contenders` clients call thread/continue at once; the one winner and every loss."""
     barrier = threading.Barrier(contenders)
-    results: list[dict[str, Any] | RpcError] = []
+    results: list[dict[str, Any] | BaseException] = []
     lock = threading.Lock()
 
     def contend() -> None:
-        with shared.client() as client:
+        with d.client() as client:
             barrier.wait()
             try:
-                outcome: dict[str, Any] | RpcError = client.call(
+                outcome: dict[str, Any] | BaseException = client.call(
                     "thread/continue",
                     {"threadId": thread_id, "runtime": "command", "headless": True,
-                     "args": ["sleep", "5"], "cwd": str(work), "ifRevision": before},
+                     "args": ["sleep", "5"], "cwd": str(work), **extra},
                 )  # fmt: skip
-            except RpcError as exc:
+            except Exception as exc:
                 outcome = exc
         with lock:
             results.append(outcome)
@@ -423,17 +423,22 @@ def test_concurrent_continue_has_exactly_one_winner(shared: DaemonProcess, work:
         t.join(60)
     assert len(results) == contenders
     winners = [r for r in results if isinstance(r, dict)]
-    losers = [r for r in results if isinstance(r, RpcError)]
-    assert len(winners) == 1, [getattr(r, "name", "ok") for r in results]
-    winner = winners[0]["execution"]
+    assert len(winners) == 1, [getattr(r, "name", repr(r)) for r in results]
+    return winners[0]["execution"], [r for r in results if not isinstance(r, dict)]
+
+
+def test_concurrent_continue_has_exactly_one_winner(shared: DaemonProcess, work: Path) -> None:
+    thread_id = new_thread(shared, work)
+    before = call(shared, "thread/show", {"threadId": thread_id})["thread"]["revision"]
+    winner, losers = contend_for_continue(shared, thread_id, work, 30, ifRevision=before)
     try:
-        names = {e.name for e in losers}
-        assert names <= {"THREAD_REVISION_CONFLICT", "THREAD_BUSY"}, names
+        # Every loser read the same revision as the winner: each is told its read is stale
+        # (the revision is checked before the busy root), never merely that a root runs.
+        assert [getattr(e, "name", repr(e)) for e in losers] == ["THREAD_REVISION_CONFLICT"] * 29
         for error in losers:
-            if error.name == "THREAD_BUSY":
-                assert error.data["busyRoot"] == winner["id"]
-            else:
-                assert error.data["expectedRevision"] == before
+            assert isinstance(error, RpcError)
+            assert error.data["expectedRevision"] == before
+            assert error.data["currentRevision"] == before + 1
         shown = call(shared, "thread/show", {"threadId": thread_id})
         assert shown["thread"]["revision"] == before + 1
         assert shown["thread"]["busyRoot"] == winner["id"]
@@ -447,15 +452,31 @@ def test_concurrent_continue_has_exactly_one_winner(shared: DaemonProcess, work:
                 )
             ]
         assert revisions == list(range(1, before + 2))
-        # A later continue meets the running root, and names it.
+        # A later continue that read the new revision meets the running root, and names it.
         error = rpc_error(
             shared,
             "thread/continue",
             {"threadId": thread_id, "runtime": "command", "headless": True,
-             "args": ["true"], "cwd": str(work)},
+             "args": ["true"], "cwd": str(work), "ifRevision": before + 1},
         )  # fmt: skip
         assert error.name == "THREAD_BUSY"
         assert error.data["busyRoot"] == winner["id"]
+    finally:
+        call(shared, "execution/cancel", {"executionId": winner["id"]})
+
+
+def test_concurrent_continue_without_if_revision_losers_are_all_thread_busy(
+    shared: DaemonProcess, work: Path
+) -> None:
+    thread_id = new_thread(shared, work)
+    winner, losers = contend_for_continue(shared, thread_id, work, 20)
+    try:
+        assert [getattr(e, "name", repr(e)) for e in losers] == ["THREAD_BUSY"] * 19
+        assert {e.data["busyRoot"] for e in losers if isinstance(e, RpcError)} == {winner["id"]}
+        # Each loser's unit was rolled back whole: one revision and one root were added.
+        shown = call(shared, "thread/show", {"threadId": thread_id})
+        assert shown["thread"]["revision"] == 2
+        assert [r["id"] for r in shown["roots"]] == [winner["id"]]
     finally:
         call(shared, "execution/cancel", {"executionId": winner["id"]})
 
