@@ -22,6 +22,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long a partial message may stall before the connection is cut (default 10)",
     )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long a connection without a subscription or a call in flight may stay "
+        "silent before it is closed (default 120)",
+    )
     sub = parser.add_subparsers(dest="command")
     units = sub.add_parser(
         "install-units", help="install the systemd user units (or launchd agent)"
@@ -53,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         home=home.absolute(),
         socket_path=socket_path.absolute(),
         config_path=Path(args.config) if args.config else home / "config.toml",
-        limits=ConnectionLimits(frame_deadline=args.frame_deadline),
+        limits=ConnectionLimits(frame_deadline=args.frame_deadline, idle_timeout=args.idle_timeout),
     )
     try:
         anyio.run(run_daemon, config, backend_options={"use_uvloop": True})

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import socket
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
 
 import anyio
 import structlog
-from anyio.abc import SocketStream
 
 from alpd import __version__
 from alpd.background.history_sync import run_history_sync
@@ -32,7 +31,7 @@ from alpd.paths import ensure_private_dir
 from alpd.rpc.connection import Connection, ConnectionLimits, InFlight
 from alpd.rpc.dispatch import Dispatcher
 from alpd.rpc.handlers import build_handlers
-from alpd.rpc.listener import bind_unix_socket
+from alpd.rpc.listener import accept_forever, bind_unix_socket, connection_cap, refuse
 from alpd.rpc.peercred import PeerCredentialsUnavailable, read_peer_credentials
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller, Daemon
@@ -46,8 +45,6 @@ from alpd.supervisor.supervisor import Supervisor
 from protocol import errors, jsonrpc
 from protocol import messages as m
 from protocol.framing import Framing, encode_frame
-
-MAX_CONNECTIONS_PER_UID: Final = 512
 
 log = structlog.get_logger("alpd")
 
@@ -74,6 +71,7 @@ class Runtime:
         )
         self.in_flight = InFlight()
         self.connections: dict[int, int] = {}
+        self.max_connections = connection_cap(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         self.tasks: dict[str, m.TaskState] = {}
         self.history = HistoryService(self.executions)
         self.executions.after_settle.append(self.history.after_settle)
@@ -103,22 +101,31 @@ class Runtime:
     def connection_count(self) -> int:
         return sum(self.connections.values())
 
-    async def serve_stream(self, stream: SocketStream) -> None:
-        raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+    async def serve_peer(self, peer: socket.socket) -> None:
+        """Serve one accepted socket, or refuse it at once (foreign uid, over the cap)."""
         try:
-            creds = read_peer_credentials(raw)
+            creds = read_peer_credentials(peer)
         except PeerCredentialsUnavailable:
-            await _refuse(stream, "PERMISSION_DENIED", "peer credentials unavailable")
+            refuse(peer, _refusal("PERMISSION_DENIED", "peer credentials unavailable"))
             return
         if creds.uid != self.daemon.uid:
             log.warning("peer_refused", peer_uid=creds.uid, peer_pid=creds.pid)
-            await _refuse(stream, "PERMISSION_DENIED", f"uid {creds.uid} is not the owner")
+            refuse(peer, _refusal("PERMISSION_DENIED", f"uid {creds.uid} is not the owner"))
             return
-        if self.connections.get(creds.uid, 0) >= MAX_CONNECTIONS_PER_UID:
-            await _refuse(stream, "TOO_MANY_CONNECTIONS", "too many connections")
+        held = self.connections.get(creds.uid, 0)
+        if held >= self.max_connections:
+            log.warning("peer_refused", reason="TOO_MANY_CONNECTIONS", held=held)
+            refuse(
+                peer,
+                _refusal(
+                    "TOO_MANY_CONNECTIONS",
+                    f"{held} connections of uid {creds.uid} are open (the limit); close some",
+                ),
+            )
             return
-        self.connections[creds.uid] = self.connections.get(creds.uid, 0) + 1
+        self.connections[creds.uid] = held + 1
         try:
+            stream = await anyio.abc.UNIXSocketStream.from_socket(peer)
             caller = Caller(uid=creds.uid, gid=creds.gid, pid=creds.pid)
             connection = Connection(
                 stream,
@@ -133,8 +140,7 @@ class Runtime:
             # Whatever one connection did wrong ends that connection, never the task group
             # (and with it the daemon) that serves everybody else.
             log.exception("connection_failed", uid=creds.uid, pid=creds.pid)
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+            peer.close()
         finally:
             self.connections[creds.uid] -= 1
 
@@ -150,17 +156,9 @@ def runs_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, st
     return env
 
 
-async def _refuse(stream: SocketStream, name: str, message: str) -> None:
-    """Tell the peer why, then close — after reading what it already sent, so the kernel
-    closes cleanly instead of resetting the connection under the refusal."""
+def _refusal(name: str, message: str) -> bytes:
     payload = jsonrpc.encode_error(None, errors.code_of(name), message, {"name": name})
-    gone = (anyio.BrokenResourceError, anyio.EndOfStream, anyio.ClosedResourceError, OSError)
-    with anyio.move_on_after(1), contextlib.suppress(*gone):
-        await stream.send(encode_frame(Framing.NDJSON, payload))
-        await stream.send_eof()
-        while await stream.receive(65536):
-            pass
-    await stream.aclose()
+    return encode_frame(Framing.NDJSON, payload)
 
 
 def _open_listener(config: DaemonConfig) -> tuple[socket.socket, bool]:
@@ -199,14 +197,13 @@ async def _serve(
         # Socket-activated: the runs must learn the path systemd bound, not our default.
         config.socket_path = Path(sock.getsockname())
     runtime = Runtime(config, store, agents)
-    listener = await anyio.abc.SocketListener.from_socket(sock)
     try:
         async with anyio.create_task_group() as tg:
             accept_scope = anyio.CancelScope()
 
             async def accept() -> None:
                 with accept_scope:
-                    await listener.serve(runtime.serve_stream, task_group=tg)
+                    await accept_forever(sock, runtime.serve_peer, tg)
 
             tg.start_soon(accept)
             runtime.executions.supervisor = Supervisor(tg, runtime.executions.on_exit)
@@ -221,7 +218,11 @@ async def _serve(
             if notifier.watchdog_interval is not None:
                 tg.start_soon(_watchdog, notifier, store, notifier.watchdog_interval)
             log.info(
-                "ready", socket=str(config.socket_path), home=str(config.home), pid=os.getpid()
+                "ready",
+                socket=str(config.socket_path),
+                home=str(config.home),
+                pid=os.getpid(),
+                max_connections=runtime.max_connections,
             )
             notifier.ready()
             await _wait_for_stop_signal()
@@ -233,8 +234,7 @@ async def _serve(
                     await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
     finally:
-        with anyio.CancelScope(shield=True):
-            await listener.aclose()
+        sock.close()
         if owned:
             with contextlib.suppress(FileNotFoundError):
                 config.socket_path.unlink()

@@ -64,6 +64,9 @@ RestartSec=2
 # ssh.service does for sessions). `systemctl --user kill alpd.service` ends them all.
 KillMode=process
 TimeoutStopSec=20
+# Every connection is a descriptor: alpd caps each uid at this limit minus 256 (at most 4096;
+# the rest is for its database, runs and transcripts): the default of 1024 would allow 768.
+LimitNOFILE=65536
 # Only restrictions agents can live with, since they inherit them: no namespaces (no
 # Protect*/PrivateTmp), no address-family or W^X limits (agents need the network and node's
 # JIT). The seccomp ones imply NoNewPrivileges=yes in a user unit anyway.

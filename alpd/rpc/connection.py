@@ -9,8 +9,11 @@ bounded queue drained by a writer task, and a subscriber whose queue fills is dr
 
 A partial frame must complete within `frame_deadline` seconds of its first byte
 (slowloris); the deadline is per frame, not per read, so a byte a minute does not keep it
-alive. No failure of one frame can end the daemon: anything unexpected is logged and
-answered with a bare -32603.
+alive. A connection that has no partial frame, no subscription and no blocking call in
+flight is closed after `idle_timeout` seconds of silence (clients reconnect; an idle crowd
+must not hold the per-uid connection cap forever). No failure of one frame can end the
+daemon: anything unexpected is logged and answered with a bare -32603, and anything that
+escapes a connection ends only that connection (`alpd.daemon`).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ _GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError
 class ConnectionLimits:
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     frame_deadline: float = 10.0
+    idle_timeout: float = 120.0
     max_in_flight: int = MAX_IN_FLIGHT
     max_outbound: int = MAX_PENDING
 
@@ -140,7 +144,7 @@ class Connection:
         try:
             if not self._decoder.has_partial_frame:
                 self._partial_since = None
-                return await self._io.receive(READ_CHUNK)
+                return await self._receive_between_frames()
             # Per frame, not per read: the clock runs from the frame's first byte and is
             # reset only when a frame completes.
             if self._partial_since is None:
@@ -154,6 +158,15 @@ class Connection:
             return None
         except _GONE:
             return None
+
+    async def _receive_between_frames(self) -> bytes | None:
+        """The next chunk; None once the connection has been idle too long."""
+        while True:
+            with anyio.move_on_after(self._limits.idle_timeout):
+                return await self._io.receive(READ_CHUNK)
+            if self._subscriber is None and self._blocking == 0:
+                log.info("connection_idle", uid=self.caller.uid, pid=self.caller.pid)
+                return None
 
     async def _read_loop(self, tg: TaskGroup) -> None:
         while True:

@@ -5,6 +5,15 @@ is bound in it, so the short window between bind() and chmod(0600) exposes nothi
 existing socket file is removed only after a connect() proves no daemon answers on it
 (tailscaled admits the race between those two steps; our home lock, taken first, closes it
 for daemons sharing a home).
+
+Accepting must outlive running out of file descriptors: `accept()` failing with EMFILE (the
+process limit), ENFILE (the system's), ENOBUFS or ENOMEM is logged and retried after a pause
+that doubles up to a second, instead of ending the daemon; the pending peers wait in the
+backlog meanwhile. A connection the daemon will not serve (a foreign uid, one over the
+connection cap) is told why and closed at once, never held open waiting for its peer, so a
+crowd of refused peers costs no descriptors. The cap itself is derived from RLIMIT_NOFILE,
+leaving `FD_RESERVE` descriptors for the database, the runs alpd supervises and the files it
+reads.
 """
 
 from __future__ import annotations
@@ -14,12 +23,32 @@ import errno
 import os
 import socket
 import stat
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, NoReturn
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
 
 from alpd.paths import ensure_private_dir
 
 BACKLOG: Final = 1024
+#: descriptors kept free of connections: SQLite (database, WAL, shm per connection), the
+#: lock, the event loop, the pipes and log files of supervised runs, transcripts being read
+FD_RESERVE: Final = 256
+#: connections of one uid at most, whatever the fd limit (each holds buffers and a task)
+MAX_CONNECTIONS: Final = 4096
+MIN_CONNECTIONS: Final = 8
+ACCEPT_BACKOFF_FIRST: Final = 0.01
+ACCEPT_BACKOFF_MAX: Final = 1.0
+
+#: the process or the system is out of something a pause gives back
+_EXHAUSTED: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+#: one pending connection died before we took it; the next one is fine
+_ABORTED: Final = frozenset({errno.ECONNABORTED, errno.EPROTO, errno.EINTR})
+
+log = structlog.get_logger("alpd.rpc")
 
 
 class SocketInUse(Exception):
@@ -63,3 +92,57 @@ def bind_unix_socket(path: Path) -> socket.socket:
         raise
     sock.setblocking(False)
     return sock
+
+
+def connection_cap(fd_limit: int) -> int:
+    """How many connections one uid may hold under a soft RLIMIT_NOFILE of `fd_limit`."""
+    return max(MIN_CONNECTIONS, min(MAX_CONNECTIONS, fd_limit - FD_RESERVE))
+
+
+async def accept_forever(
+    listener: socket.socket,
+    serve: Callable[[socket.socket], Coroutine[Any, Any, None]],
+    tg: TaskGroup,
+) -> NoReturn:
+    """Accept connections on a non-blocking `listener` and serve each in its own task."""
+    backoff = ACCEPT_BACKOFF_FIRST
+    while True:
+        try:
+            peer, _ = listener.accept()
+        except BlockingIOError:
+            await anyio.wait_readable(listener)
+            continue
+        except OSError as exc:
+            if exc.errno in _ABORTED:
+                continue
+            if exc.errno not in _EXHAUSTED:
+                raise
+            log.warning("accept_failed", error=os.strerror(exc.errno), retry_in=backoff)
+            await anyio.sleep(backoff)
+            backoff = min(backoff * 2, ACCEPT_BACKOFF_MAX)
+            continue
+        backoff = ACCEPT_BACKOFF_FIRST
+        peer.setblocking(False)
+        tg.start_soon(serve, peer)
+
+
+def refuse(peer: socket.socket, reply: bytes) -> None:
+    """Send `reply` if the socket takes it now, then close — without waiting on the peer.
+
+    What the peer already sent is read first (without waiting): closing a Unix socket with
+    unread bytes makes the peer's next read fail with ECONNRESET instead of returning our
+    reply and EOF.
+    """
+    _drain(peer)
+    with contextlib.suppress(OSError):
+        peer.send(reply)
+        peer.shutdown(socket.SHUT_WR)
+    _drain(peer)
+    peer.close()
+
+
+def _drain(peer: socket.socket, max_reads: int = 16) -> None:
+    with contextlib.suppress(OSError):
+        for _ in range(max_reads):
+            if not peer.recv(65536):
+                return
