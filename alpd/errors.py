@@ -63,6 +63,10 @@ class ExecutionSettled(AlpError):
     name = "EXECUTION_SETTLED"
 
 
+class ExecutionPolicyTampered(AlpError):
+    name = "EXECUTION_POLICY_TAMPERED"
+
+
 class ExecutionNotRunning(AlpError):
     name = "EXECUTION_NOT_RUNNING"
 

@@ -44,6 +44,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
     "HANDOFF_DENIED": (1018, "the handoff is not allowed"),
     "EXECUTION_NOT_RUNNING": (1019, "the execution is not running"),
     "INVALID_ARGUMENT": (1020, "an argument is not valid"),
+    "EXECUTION_POLICY_TAMPERED": (
+        1021,
+        "a stored execution policy no longer matches its policyHash",
+    ),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

@@ -27,8 +27,8 @@ from typing import Final, Literal
 import msgspec
 
 from alpd.domain.agents import AgentDefinition
-from alpd.domain.canonical import canonical_json, digest_of
-from alpd.errors import InvalidArgument
+from alpd.domain.canonical import canonical_json, digest_of, sha256_digest
+from alpd.errors import ExecutionPolicyTampered, InvalidArgument
 
 SessionKind = Literal["interactive", "push", "scheduled", "sub-agent", "temp"]
 SESSION_KINDS: Final[tuple[SessionKind, ...]] = (
@@ -132,6 +132,39 @@ def policy_hash(policy: Policy) -> str:
 def decode_policy(document: bytes) -> Policy:
     """A stored policy document back into a Policy (strict: unknown shapes fail)."""
     return msgspec.json.decode(document, type=Policy)
+
+
+def verify_policy_document(document: bytes, stored_hash: str) -> None:
+    """EXECUTION_POLICY_TAMPERED unless `document` still hashes to `stored_hash`."""
+    computed = sha256_digest(document)
+    if computed != stored_hash:
+        raise ExecutionPolicyTampered(
+            "a stored execution policy no longer matches its policyHash; it was edited "
+            "outside alpd, so nothing is decided on it",
+            storedHash=stored_hash,
+            computedHash=computed,
+        )
+
+
+def verify_policy(document: bytes, stored_hash: str) -> Policy:
+    """A stored policy, re-hashed before it decides anything.
+
+    EXECUTION_POLICY_TAMPERED unless the document hashes to `stored_hash`, decodes, and is
+    the canonical form of what it decodes to: an edited document (a widened `delegatesTo`,
+    a re-pointed binding) is never obeyed, whatever the database's triggers allowed.
+    """
+    verify_policy_document(document, stored_hash)
+    try:
+        policy = decode_policy(document)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ExecutionPolicyTampered(
+            "a stored execution policy is not a policy document", storedHash=stored_hash
+        ) from exc
+    if policy_document(policy) != document:
+        raise ExecutionPolicyTampered(
+            "a stored execution policy is not in canonical form", storedHash=stored_hash
+        )
+    return policy
 
 
 def _check_request(agent: AgentDefinition, request: PolicyRequest) -> None:

@@ -29,6 +29,7 @@ from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.outcomes import outcome_of
 from alpd.domain.policy import (
     Origin,
+    Policy,
     PolicyRequest,
     ThreadBinding,
     build_policy,
@@ -36,6 +37,7 @@ from alpd.domain.policy import (
 from alpd.domain.projector import project_context
 from alpd.domain.session_context import render_session_context
 from alpd.errors import (
+    ExecutionPolicyTampered,
     ExecutionSettled,
     InvalidArgument,
     SpawnFailed,
@@ -62,6 +64,7 @@ from alpd.services.rows import (
     insert_execution,
     load_execution_row,
     owned_execution,
+    verified_policy,
 )
 from alpd.services.snapshots import (
     insert_snapshot,
@@ -177,7 +180,9 @@ class Executions:
         exec_dir = self.paths.exec_dir(execution_id)
         at = self.d.clock.now_iso()
 
-        async def unit(conn: aiosqlite.Connection) -> tuple[m.ContinueResult, LaunchSpec]:
+        async def unit(
+            conn: aiosqlite.Connection,
+        ) -> tuple[m.ContinueResult, LaunchSpec, Policy]:
             thread_row = await load_thread_row(conn, params.thread_id)
             check_owner(thread_row, caller)
             if thread_row["status"] != "open":
@@ -260,22 +265,44 @@ class Executions:
                 session_context_path=str(context_path),
                 launch=launch,
             )
-            return result, spec
+            return result, spec, policy
 
         async with self.leases.thread(params.thread_id):
-            result, spec = await self.d.store.write(unit)
+            result, spec, policy = await self.d.store.write(unit)
         self._settled[execution_id] = anyio.Event()
         self.publish(result.execution, "reserved")
         if params.headless:
-            result = await self._start_headless(caller, result, spec, runtime)
+            result = await self._start_headless(caller, result, spec, policy)
         return result
 
+    async def check_stored_policy(self, execution_id: str, policy: Policy) -> None:
+        """Before a run is spawned: its stored policy, re-hashed, is the one its argv was
+        built from (EXECUTION_POLICY_TAMPERED otherwise; nothing is started)."""
+        row = await self.d.store.fetchone("SELECT * FROM executions WHERE id = ?", (execution_id,))
+        if row is None or verified_policy(row) != policy:
+            raise ExecutionPolicyTampered(
+                f"execution {execution_id}'s stored policy is not the one it was built with",
+                executionId=execution_id,
+            )
+
     async def _start_headless(
-        self, caller: Caller, result: m.ContinueResult, spec: LaunchSpec, runtime: RuntimeAdapter
+        self,
+        caller: Caller,
+        result: m.ContinueResult,
+        spec: LaunchSpec,
+        policy: Policy,
     ) -> m.ContinueResult:
         assert self.supervisor is not None
         execution = result.execution
         exec_dir = self.paths.exec_dir(execution.id)
+        try:
+            await self.check_stored_policy(execution.id, policy)
+        except ExecutionPolicyTampered as exc:
+            failed = m.SettleParams(
+                execution_id=execution.id, outcome="failed", summary=exc.message
+            )
+            await self.settle(caller, failed)
+            raise
         try:
             identity = await self.supervisor.spawn(execution.id, spec, exec_dir, self.environ)
         except SpawnFailed as exc:

@@ -1,9 +1,10 @@
 """The execution graph of one root: delegation from inside a run, cascading cancel, the tree.
 
-Children live in their root's graph, never among the thread's roots; they carry the
-thread id as a label (so `alp thread show` finds them) but their policy has no thread
-binding: a child's authority comes from its own agent definition, checked against the
-parent's `delegatesTo`. Everything here holds the graph lease only (invariant 9).
+Children live in their root's graph, never among the thread's roots. A child's policy
+carries its root's thread binding (the snapshot the root opened on), so its policyHash
+proves which context the work it does belongs to; its authority still comes from its own
+agent definition, checked against the parent's `delegatesTo` — re-hashed before it is
+obeyed. Everything here holds the graph lease only (invariant 9).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from alpd.domain.policy import (
     Origin,
     PolicyRequest,
     build_policy,
-    decode_policy,
 )
 from alpd.errors import DelegationDenied, ExecutionSettled
 from alpd.files import write_private_file
@@ -32,6 +32,7 @@ from alpd.services.rows import (
     insert_execution,
     load_execution_row,
     owned_execution,
+    verified_policy,
 )
 from alpd.supervisor.processes import ProcessIdentity, end_run
 from protocol import messages as m
@@ -39,7 +40,7 @@ from protocol import messages as m
 
 async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> m.DelegateResult:
     parent = await execution_of_caller(ex.d.store, caller)
-    parent_policy = decode_policy(bytes(parent["policy"]))
+    parent_policy = verified_policy(parent)
     if params.agent not in parent_policy.delegates_to:
         raise DelegationDenied(
             f"agent {parent_policy.agent!r} may not delegate to {params.agent!r} "
@@ -59,7 +60,9 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
         cwd=parent["cwd"],
         args=_child_args(agent.runtime, params),
     )
-    policy = build_policy(agent, request, None)
+    # The child opens on the snapshot its root opened on: the root's binding, carried down
+    # the graph inside every policyHash (None only under a legacy-unthreaded root).
+    policy = build_policy(agent, request, parent_policy.binding)
     config = ex.agents.runtime(agent.runtime)
     program = runtime.locate_program(config, policy)
     execution_id = ex.d.clock.new_id(EXECUTION_PREFIX)
@@ -100,6 +103,7 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
 
     async with ex.leases.graph(parent["root_id"]):
         await ex.d.store.write(unit)
+        await ex.check_stored_policy(execution_id, policy)
         assert ex.supervisor is not None
         identity = await ex.supervisor.spawn(execution_id, spec, exec_dir, ex.environ)
     running = await ex.mark_running(execution_id, identity)

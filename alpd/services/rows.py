@@ -9,8 +9,19 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from alpd.domain.policy import Policy, policy_document, policy_hash
-from alpd.errors import ExecutionNotFound, PermissionDenied
+from alpd.domain.policy import (
+    Policy,
+    policy_document,
+    policy_hash,
+    verify_policy,
+    verify_policy_document,
+)
+from alpd.errors import (
+    ExecutionNotFound,
+    ExecutionPolicyTampered,
+    PermissionDenied,
+    ThreadExecutionBindingMismatch,
+)
 from alpd.runtimes.base import LaunchSpec
 from alpd.services.context import Caller
 from alpd.store.db import Store
@@ -36,10 +47,58 @@ def _duration(started: str | None, settled: str | None) -> float | None:
     return round((end - begin).total_seconds(), 3)
 
 
+def verified_policy(row: sqlite3.Row) -> Policy:
+    """The execution's policy, re-hashed, and the row's copies of it checked against it.
+
+    EXECUTION_POLICY_TAMPERED when the document no longer hashes to `policy_hash` or a
+    column copied from it (agent, runtime, kind, headless) says otherwise;
+    THREAD_EXECUTION_BINDING_MISMATCH when the binding columns are not the policy's binding.
+    Called before every decision taken on a policy (delegation, spawning, `execution/show`,
+    building on a thread's roots)."""
+    try:
+        policy = verify_policy(bytes(row["policy"]), row["policy_hash"])
+    except ExecutionPolicyTampered as exc:
+        exc.data.setdefault("executionId", row["id"])
+        raise
+    copied = (row["agent"], row["runtime"], row["kind"], bool(row["headless"]))
+    if copied != (policy.agent, policy.runtime, policy.kind, policy.headless):
+        raise ExecutionPolicyTampered(
+            f"execution {row['id']}'s row no longer agrees with its policy",
+            executionId=row["id"],
+        )
+    binding = policy.binding
+    columns = (row["context_revision"], row["context_digest"])
+    expected = (
+        (None, None) if binding is None else (binding.context_revision, binding.context_digest)
+    )
+    if columns != expected or (binding is not None and binding.id != row["thread_id"]):
+        raise ThreadExecutionBindingMismatch(
+            f"execution {row['id']}'s binding columns are not the binding inside its policyHash",
+            executionId=row["id"],
+            threadId=row["thread_id"],
+        )
+    return policy
+
+
+def shown_policy(row: sqlite3.Row) -> dict[str, Any]:
+    """The policy document `execution/show` returns, re-hashed first. An imported session's
+    minimal `{"legacy": true, …}` document is checked against its hash and shown as is."""
+    document = bytes(row["policy"])
+    if row["thread_id"] is None and _origin.decode(row["origin"]).door == "import":
+        try:
+            verify_policy_document(document, row["policy_hash"])
+        except ExecutionPolicyTampered as exc:
+            exc.data.setdefault("executionId", row["id"])
+            raise
+        shown: dict[str, Any] = msgspec.json.decode(document)
+        return shown
+    return msgspec.to_builtins(verified_policy(row))  # type: ignore[no-any-return]
+
+
 def execution_from_row(row: sqlite3.Row, *, with_policy: bool = False) -> Execution:
     policy: dict[str, Any] | None = None
     if with_policy:
-        policy = msgspec.json.decode(bytes(row["policy"]))
+        policy = shown_policy(row)
     return Execution(
         id=row["id"],
         root_id=row["root_id"],

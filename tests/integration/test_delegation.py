@@ -1,7 +1,9 @@
 """Delegation from inside a run, the delegation tree, and a cancel that cascades (issue 3).
 
 Agent `lead` (command runtime) may delegate to `helper` only. Children live in their root's
-graph, never among the thread's roots; they carry the thread id as a label. Cancelling the
+graph, never among the thread's roots; their policy carries the root's thread binding.
+A policy edited in the database (its immutability trigger dropped) is never obeyed: it is
+re-hashed before every decision and refused as EXECUTION_POLICY_TAMPERED. Cancelling the
 root ends every process of every run below it, including ones that ignore SIGTERM or
 double-fork out of the process group.
 """
@@ -9,8 +11,10 @@ double-fork out of the process group.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import shlex
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +23,7 @@ from typing import Any
 
 import psutil
 import pytest
+import rfc8785
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess, running_daemon
@@ -46,6 +51,10 @@ with Client.connect(Path(os.environ["ALP_SOCKET"])) as client:
     )
 print(json.dumps(result))
 """
+
+
+def jcs_digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(value)).hexdigest()
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
@@ -122,6 +131,8 @@ def test_delegated_children_stay_out_of_the_thread_and_cancel_cascades(
     ids = {root["id"]}
     try:
         wait_for((work / "ready").exists, what="the lead's delegations")
+        root_binding = d.call("execution/show", {"executionId": root["id"]})["policy"]["binding"]
+        assert root_binding["id"] == thread_id
         children = [json.loads((work / f"c{i}.json").read_text())["execution"] for i in (1, 2)]
         ids |= {c["id"] for c in children}
         for child in children:
@@ -133,7 +144,15 @@ def test_delegated_children_stay_out_of_the_thread_and_cancel_cascades(
             assert child["origin"]["parentExecutionId"] == root["id"]
             assert child["status"] == "running"
             shown = d.call("execution/show", {"executionId": child["id"]})
-            assert shown["policy"]["binding"] is None  # authority from its agent, not the thread
+            # The child carries its root's binding inside its policyHash; its authority is
+            # still its own agent's (helper: no tools, delegates to nobody).
+            assert shown["policy"]["binding"] == root_binding
+            assert shown["policyHash"] == jcs_digest(shown["policy"])
+            assert (shown["contextRevision"], shown["contextDigest"]) == (
+                root_binding["contextRevision"],
+                root_binding["contextDigest"],
+            )
+            assert (shown["policy"]["agent"], shown["policy"]["delegatesTo"]) == ("helper", [])
             assert shown.get("sequence") is None
 
         assert (work / "denied.rc").read_text().strip() == "1"
@@ -215,3 +234,63 @@ def test_alp_delegate_cli_starts_a_child(d: DaemonProcess, work: Path) -> None:
         with contextlib.suppress(RpcError):
             d.call("execution/cancel", {"executionId": root["id"]})
         kill_all(ids)
+
+
+def _edit_stored_policy(d: DaemonProcess, execution_id: str, edit: str) -> None:
+    """As an attacker with the user's file access: drop the immutability trigger, then edit
+    the root's stored policy (`widen`: delegatesTo gains `other`, the hash left alone;
+    `rehash`: the same with the hash recomputed but the binding columns moved)."""
+    conn = sqlite3.connect(d.home / "alp.db", timeout=10, isolation_level=None)
+    try:
+        conn.execute("DROP TRIGGER IF EXISTS executions_policy_immutable")
+        if edit == "widen":
+            document = json.loads(
+                conn.execute(
+                    "SELECT policy FROM executions WHERE id = ?", (execution_id,)
+                ).fetchone()[0]
+            )
+            document["delegatesTo"] = ["helper", "other"]
+            conn.execute(
+                "UPDATE executions SET policy = ? WHERE id = ?",
+                (rfc8785.dumps(document), execution_id),
+            )
+        else:
+            conn.execute(
+                "UPDATE executions SET context_revision = context_revision + 7 WHERE id = ?",
+                (execution_id,),
+            )
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("edit", "name"),
+    [("widen", "EXECUTION_POLICY_TAMPERED"), ("binding", "THREAD_EXECUTION_BINDING_MISMATCH")],
+)
+def test_an_edited_stored_policy_decides_nothing(
+    tmp_path: Path, work: Path, edit: str, name: str
+) -> None:
+    (tmp_path / "config.toml").write_text(CONFIG)
+    script = (
+        f"while [ ! -e {work / 'go'} ]; do sleep 0.05; done\n"
+        "alp delegate other -- true 2> other.err; echo $? > other.rc\n"
+        "alp delegate helper -- true 2> helper.err; echo $? > helper.rc\n"
+        "touch ready\nexec sleep 30\n"
+    )
+    with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as dd:
+        thread_id, root = start_lead(dd, work, script)
+        try:
+            _edit_stored_policy(dd, root["id"], edit)
+            (work / "go").touch()
+            wait_for((work / "ready").exists, what="the lead's delegations")
+            for agent in ("other", "helper"):
+                assert (work / f"{agent}.rc").read_text().strip() == "1", agent
+                assert name in (work / f"{agent}.err").read_text(), agent
+            with pytest.raises(RpcError) as info:
+                dd.call("execution/show", {"executionId": root["id"]})
+            assert info.value.name == name
+            assert info.value.data["executionId"] == root["id"]
+            assert dd.call("thread/show", {"threadId": thread_id}).get("children", 0) == 0
+        finally:
+            with contextlib.suppress(RpcError):
+                dd.call("execution/cancel", {"executionId": root["id"]})

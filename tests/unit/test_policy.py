@@ -22,10 +22,11 @@ from alpd.domain.policy import (
     decode_policy,
     policy_document,
     policy_hash,
+    verify_policy,
 )
 from alpd.domain.projector import project_context
 from alpd.domain.session_context import render_session_context
-from alpd.errors import InvalidArgument
+from alpd.errors import ExecutionPolicyTampered, InvalidArgument
 
 THREAD = "thread_01hzzzzzzzzzzzzzzzzzzzzzzz"
 AGENT = AgentDefinition(
@@ -212,3 +213,42 @@ def test_policy_hash_is_stable_across_versions() -> None:
     assert policy_hash(build_policy(AGENT, REQUEST, binding)) == (
         "sha256:204183349e41b159abc76e1435e9d541fa8b0e4f17c6f54b9b6762b4068dcb6f"
     )
+
+
+# -- a stored policy is re-hashed before it decides anything ------------------------------
+
+
+def test_a_stored_policy_verifies_against_its_own_hash() -> None:
+    policy = build_policy(AGENT, REQUEST, binding_of())
+    assert verify_policy(policy_document(policy), policy_hash(policy)) == policy
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda doc: {**doc, "delegatesTo": [*doc["delegatesTo"], "powerful"]},
+        lambda doc: {**doc, "permissionMode": "bypassPermissions"},
+        lambda doc: {**doc, "binding": {**doc["binding"], "contextRevision": 9}},
+    ],
+    ids=["widened-delegatesTo", "permission-mode", "re-pointed-binding"],
+)
+def test_an_edited_policy_document_is_tampered(edit: object) -> None:
+    policy = build_policy(AGENT, REQUEST, binding_of())
+    document = json.loads(policy_document(policy))
+    forged = json.dumps(edit(document), sort_keys=True, separators=(",", ":")).encode()  # type: ignore[operator]
+    with pytest.raises(ExecutionPolicyTampered) as info:
+        verify_policy(forged, policy_hash(policy))
+    assert info.value.data["storedHash"] == policy_hash(policy)
+
+
+def test_a_document_that_is_not_canonical_is_tampered_even_with_its_own_hash() -> None:
+    policy = build_policy(AGENT, REQUEST, binding_of())
+    spaced = json.dumps(json.loads(policy_document(policy)), indent=1).encode()
+    with pytest.raises(ExecutionPolicyTampered):
+        verify_policy(spaced, "sha256:" + hashlib.sha256(spaced).hexdigest())
+
+
+def test_a_document_that_is_not_a_policy_is_tampered_even_with_its_own_hash() -> None:
+    legacy = b'{"legacy":true}'
+    with pytest.raises(ExecutionPolicyTampered):
+        verify_policy(legacy, "sha256:" + hashlib.sha256(legacy).hexdigest())
