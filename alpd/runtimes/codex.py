@@ -22,6 +22,7 @@ import psutil
 
 from alpd.domain.agents import RuntimeConfig
 from alpd.domain.policy import Policy
+from alpd.files import open_regular
 from alpd.runtimes.base import (
     FoundSession,
     LaunchContext,
@@ -87,7 +88,7 @@ def rollouts_since(env: dict[str, str], cwd: str, since: float) -> list[tuple[st
         try:
             if match is None or path.stat().st_mtime < since:
                 continue
-            with path.open("rb") as f:
+            with open_regular(path) as f:
                 meta = json.loads(f.readline() or b"{}")
         except (OSError, ValueError):
             continue

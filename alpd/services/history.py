@@ -47,6 +47,7 @@ from alpd.domain.transcripts import (
     read_claude,
     read_codex,
 )
+from alpd.files import open_regular
 from alpd.runtimes import claude as claude_runtime
 from alpd.runtimes import codex as codex_runtime
 from alpd.services.context import Caller
@@ -301,7 +302,7 @@ def _parse(
 
 def read_chunk(execution_id: str, source: _Source, cursor: Cursor) -> _Chunk:
     """Read, parse and redact the next chunk after `cursor` (blocking: runs in a thread)."""
-    with open(source.path, "rb") as f:
+    with open_regular(source.path) as f:
         f.seek(cursor.consumed)
         data = f.read(CHUNK_BYTES)
         at_end = len(data) < CHUNK_BYTES
@@ -498,7 +499,12 @@ class HistoryService:
             cursor.consumed, cursor.skipped = 0, 0
         expected = await self._stored_offset(execution_id)
         while True:
-            chunk = await anyio.to_thread.run_sync(read_chunk, execution_id, source, cursor)
+            try:
+                chunk = await anyio.to_thread.run_sync(read_chunk, execution_id, source, cursor)
+            except OSError as exc:
+                # Gone, or replaced by something that is not a regular file: keep the copy.
+                log.warning("transcript_unreadable", execution=execution_id, error=str(exc))
+                return report
             if chunk.consumed == cursor.consumed and expected is not None:
                 break  # nothing complete beyond the cursor (an unfinished last line at most)
             try:
@@ -815,7 +821,7 @@ def sniff_format(path: str) -> str | None:
     """`claude` or `codex` from a transcript's first line (for runtimes without a format
     of their own whose run attached a transcript), or None."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             head = f.readline(1 << 16)
     except OSError:
         return None

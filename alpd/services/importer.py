@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -28,6 +29,7 @@ import msgspec
 from alpd.domain.canonical import canonical_json, sha256_digest
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.errors import InvalidArgument
+from alpd.files import open_regular
 from alpd.runtimes import claude as claude_runtime
 from alpd.runtimes import codex as codex_runtime
 from alpd.services.context import Caller
@@ -74,15 +76,24 @@ def session_files(runtime: str, root: Path) -> Iterator[tuple[Path, str]]:
             if runtime == "codex" and not name.startswith("rollout-"):
                 continue
             path = Path(directory) / name
+            if not _is_regular(path):
+                continue  # a FIFO, socket or device named like a session: never opened
             session = session_id_of(runtime, path)
             if session is not None:
                 yield path, session
 
 
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
 def _cwd_of(path: Path) -> str:
     """The working directory the session ran in, from its first lines ('' if not said)."""
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             head = f.read(_CWD_PROBE_BYTES)
     except OSError:
         return ""
