@@ -21,9 +21,28 @@ PinKind = Literal["objective", "decision", "constraint", "open-item", "next-acti
 HistoryLevel = Literal["complete", "partial", "final-only", "unsupported", "pending"]
 
 
+# Bounds of the params (checked once, when a request is decoded; a value outside them is
+# -32602 naming the field). They are what the OS and SQLite accept, so a valid-typed value
+# never reaches them to fail there as -32603.
+
 #: an absolute filesystem path as a client sends it (its cwd): never relative to the
-#: daemon's own directory, never with a NUL byte
-AbsolutePath = Annotated[str, msgspec.Meta(pattern="^/[^\x00]*$", max_length=4096)]
+#: daemon's own directory, never with a NUL byte, within PATH_MAX (4096 with its NUL) and
+#: NAME_MAX (255 bytes a name; the pattern counts characters, the OS bytes)
+AbsolutePath = Annotated[
+    str, msgspec.Meta(pattern="^(?:/+[^/\x00]{1,255})*/*$", min_length=1, max_length=4095)
+]
+#: a pid_t: what kill(2) and /proc take (0 and negatives name process groups, never a run)
+Pid = Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)]
+#: an exit status as a shell reports it, or minus a signal number (what wait(2) can give)
+ExitCode = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+#: a thread revision (a SQLite INTEGER is 64-bit; JSON numbers are exact to 2**53)
+Revision = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
+#: a thread's title: one line a person reads in a listing
+Title = Annotated[str, msgspec.Meta(max_length=1024)]
+#: free text a person or a run writes (a prompt, a summary, a delegated task): 256 KiB
+Text = Annotated[str, msgspec.Meta(max_length=256 * 1024)]
+#: seconds to wait (a week at most: a longer wait is a mistake, not a plan)
+Timeout = Annotated[float, msgspec.Meta(ge=0, le=7 * 24 * 3600)]
 
 
 class Wire(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=False):
@@ -92,14 +111,14 @@ class Thread(Wire):
 
 
 class ThreadCreateParams(Wire):
-    title: str | None = None
+    title: Title | None = None
     workspace: AbsolutePath | None = None
     cwd: AbsolutePath | None = None
 
 
 class ThreadRef(Wire):
     thread_id: str
-    if_revision: int | None = None
+    if_revision: Revision | None = None
 
 
 class ThreadListParams(Wire):
@@ -205,8 +224,8 @@ class ContinueParams(Wire):
     agent: str | None = None
     kind: Kind = "interactive"
     headless: bool = False
-    prompt: str | None = None
-    if_revision: int | None = None
+    prompt: Text | None = None
+    if_revision: Revision | None = None
     args: list[str] = msgspec.field(default_factory=list)
     cwd: AbsolutePath | None = None
     door: str = "cli"
@@ -215,11 +234,11 @@ class ContinueParams(Wire):
 class StartParams(Wire):
     """thread/start: a new thread and its root #1 in one call (what bare `alp` does)."""
 
-    title: str | None = None
+    title: Title | None = None
     runtime: str | None = None
     agent: str | None = None
     headless: bool = False
-    prompt: str | None = None
+    prompt: Text | None = None
     args: list[str] = msgspec.field(default_factory=list)
     cwd: AbsolutePath | None = None
     door: str = "cli"
@@ -236,13 +255,13 @@ class SettleParams(Wire):
     execution_id: str
     outcome: Outcome
     thread_id: str | None = None
-    exit_code: int | None = None
-    summary: str | None = None
+    exit_code: ExitCode | None = None
+    summary: Text | None = None
 
 
 class AttachParams(Wire):
     execution_id: str
-    pid: int
+    pid: Pid
 
 
 class ExecutionRef(Wire):
@@ -251,7 +270,7 @@ class ExecutionRef(Wire):
 
 class WaitParams(Wire):
     execution_id: str
-    timeout: float | None = None
+    timeout: Timeout | None = None
 
 
 class PinParams(Wire):
@@ -271,7 +290,7 @@ class PinResult(Wire):
 
 class DelegateParams(Wire):
     agent: str
-    task: str
+    task: Text
     args: list[str] = msgspec.field(default_factory=list)
 
 
@@ -292,7 +311,7 @@ class TreeNode(Wire):
 
 class ContextParams(Wire):
     thread_id: str
-    revision: int | None = None
+    revision: Revision | None = None
 
 
 class ContextResult(Wire):
@@ -367,7 +386,7 @@ class ThreadSyncResult(Wire):
 class HistoryImportParams(Wire):
     runtime: Literal["claude", "codex"]
     #: a directory of native sessions (default: ~/.claude/projects or $CODEX_HOME/sessions)
-    path: str | None = None
+    path: AbsolutePath | None = None
     progress_token: str | None = None
 
 

@@ -7,6 +7,7 @@ and answered with a bare -32603.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -21,6 +22,9 @@ from protocol import errors, jsonrpc
 from protocol.methods import METHODS, MethodSpec
 
 log = structlog.get_logger("alpd.rpc")
+
+#: where msgspec says the invalid value is: "… - at `$.exitCode`" (absent for the whole object)
+_AT_FIELD = re.compile(r" - at `\$\.?(.*)`$")
 
 
 class Session(Protocol):
@@ -97,7 +101,9 @@ class Dispatcher:
         try:
             params = msgspec.convert(call.params or {}, bound.spec.params)
         except msgspec.ValidationError as exc:
-            return jsonrpc.encode_error(call.id, errors.INVALID_PARAMS, f"Invalid params: {exc}")
+            return jsonrpc.encode_error(
+                call.id, errors.INVALID_PARAMS, f"Invalid params: {exc}", _invalid_field(exc)
+            )
         try:
             result = await bound.handler(session, params)
         except AlpError as exc:
@@ -107,3 +113,9 @@ class Dispatcher:
             log.exception("handler_failed", method=call.method)
             return jsonrpc.encode_error(call.id, errors.INTERNAL_ERROR, "Internal error")
         return jsonrpc.encode_result(call.id, result)
+
+
+def _invalid_field(exc: msgspec.ValidationError) -> dict[str, str] | None:
+    """`{"field": "exitCode"}` for the param msgspec refused (`args[2]`, `origin.door` …)."""
+    found = _AT_FIELD.search(str(exc))
+    return {"field": found.group(1)} if found and found.group(1) else None

@@ -120,7 +120,11 @@ async def import_sessions(
     ex = history.ex
     env = {**ex.environ, **ex.agents.runtime(params.runtime).env}
     root = Path(params.path).expanduser() if params.path else default_root(params.runtime, env)
-    if not root.is_dir():
+    try:
+        is_dir = root.is_dir()
+    except OSError as exc:  # a name over 255 bytes, a path over PATH_MAX
+        raise InvalidArgument(f"{str(root)[:80]!r}…: {exc.strerror}", field="path") from exc
+    if not is_dir:
         raise InvalidArgument(f"{root} is not a directory of {params.runtime} sessions")
     files = await anyio.to_thread.run_sync(lambda: list(session_files(params.runtime, root)))
     sizes = [path.stat().st_size for path, _ in files]
