@@ -16,8 +16,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from alpd.rpc.peercred import PeerCredentialsUnavailable, read_peer_credentials
 from protocol.errors import CODE_TO_NAME
+from protocol.peercred import PeerCredentialsUnavailable, read_peer_credentials
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False

@@ -4,6 +4,10 @@ The daemon returns a launch spec (argv, env additions, cwd); we run it as our ch
 foreground (it owns the terminal, Ctrl-C goes to it, not to us), register its pid with
 `execution/attach` so pins from inside it are recognised, and settle the root with its exit
 status. If we die first, alpd still sees the process end and reconciles the root.
+
+`alp`'s own exit code keeps its contract (0 the run completed, 1 it did not); the runtime's
+exit status is reported beside it, in the closing line and as `exitCode` with `--json`, so a
+runtime that exits 3 is never mistaken for "daemon unreachable".
 """
 
 from __future__ import annotations
@@ -12,9 +16,9 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 from alpctl.client import Client, DaemonUnreachable
+from alpctl.invocation import EXIT_DOMAIN, EXIT_OK, Output
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -30,7 +34,7 @@ def outcome_for(returncode: int) -> str:
     return "failed"
 
 
-def run_interactive(client: Client, socket_path: Path, result: dict[str, Any]) -> int:
+def run_interactive(client: Client, result: dict[str, Any], out: Output) -> int:
     launch = result["launch"]
     execution = result["execution"]
     env = {**os.environ, **launch["env"]}
@@ -50,7 +54,7 @@ def run_interactive(client: Client, socket_path: Path, result: dict[str, Any]) -
             },
         )
         print(f"alp: could not start {launch['argv'][0]}: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_DOMAIN
     client.call("execution/attach", {"executionId": execution["id"], "pid": process.pid})
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -59,9 +63,27 @@ def run_interactive(client: Client, socket_path: Path, result: dict[str, Any]) -
         signal.signal(signal.SIGINT, previous)
     outcome = outcome_for(returncode)
     exit_code = returncode if returncode >= 0 else 128 - returncode
+    settled = settle(client, execution, outcome, exit_code)
+    thread = result["thread"]
+    if out.as_json:
+        out.json({"thread": thread, "execution": settled or execution, "exitCode": exit_code})
+    status = "" if exit_code == 0 else f" ({launch['argv'][0]} exited {exit_code})"
+    print(
+        f"alp: root #{execution.get('sequence')} of {thread['id']} {outcome}{status}; "
+        f"continue with `alp thread continue {thread['id']}`",
+        file=sys.stderr,
+    )
+    return EXIT_OK if outcome == "completed" else EXIT_DOMAIN
+
+
+def settle(
+    client: Client, execution: dict[str, Any], outcome: str, exit_code: int
+) -> dict[str, Any] | None:
+    """Record how the run ended, on a fresh connection (the first may have timed out while
+    the run went on); None when the daemon is gone (it reconciles the root on its return)."""
     try:
-        with Client.connect(socket_path) as settle_client:
-            settle_client.call(
+        with Client.connect(client.socket_path) as settle_client:
+            settled: dict[str, Any] = settle_client.call(
                 "execution/settle",
                 {
                     "executionId": execution["id"],
@@ -70,14 +92,9 @@ def run_interactive(client: Client, socket_path: Path, result: dict[str, Any]) -
                     "exitCode": exit_code,
                 },
             )
+            return settled
     except DaemonUnreachable:
         print(
             "alp: the daemon is gone; it will reconcile this root when it returns", file=sys.stderr
         )
-    thread = result["thread"]
-    print(
-        f"alp: root #{execution.get('sequence')} of {thread['id']} {outcome}; "
-        f"continue with `alp thread continue {thread['id']}`",
-        file=sys.stderr,
-    )
-    return exit_code
+        return None

@@ -1,6 +1,12 @@
-"""Human-readable output of the CLI. Pure functions: result dicts in, text out."""
+"""Human-readable output of the CLI. Pure functions: result dicts in, text out.
+
+Times arrive as UTC ISO 8601 and are shown in local time with the zone (`time` only: this
+module is on every call's path, and `datetime` is not needed to shift a timestamp).
+"""
 
 from __future__ import annotations
+
+import time
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -8,32 +14,143 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+class Style:
+    """ANSI emphasis when colour is wanted (a terminal, no NO_COLOR), else plain text."""
+
+    def __init__(self, colour: bool = False) -> None:
+        self.colour = colour
+
+    def _sgr(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
+
+    def bold(self, text: str) -> str:
+        return self._sgr("1", text)
+
+    def dim(self, text: str) -> str:
+        return self._sgr("2", text)
+
+    def green(self, text: str) -> str:
+        return self._sgr("32", text)
+
+    def yellow(self, text: str) -> str:
+        return self._sgr("33", text)
+
+    def red(self, text: str) -> str:
+        return self._sgr("31", text)
+
+
+PLAIN = Style(colour=False)
+
+
+def epoch_of(iso: str) -> float | None:
+    """Seconds since the epoch of `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)`, else None."""
+    try:
+        date, _, clock = iso.partition("T")
+        year, month, day = (int(part) for part in date.split("-"))
+        offset = 0
+        if clock.endswith("Z"):
+            clock = clock[:-1]
+        elif len(clock) > 6 and clock[-6] in "+-" and clock[-3] == ":":
+            sign = 1 if clock[-6] == "+" else -1
+            offset = sign * (int(clock[-5:-3]) * 3600 + int(clock[-2:]) * 60)
+            clock = clock[:-6]
+        parts = clock.split(":")
+        hours, minutes = int(parts[0]), int(parts[1])
+        seconds = float(parts[2]) if len(parts) > 2 else 0.0
+    except (ValueError, IndexError):
+        return None
+    days = _days_from_civil(year, month, day)
+    return days * 86400 + hours * 3600 + minutes * 60 + seconds - offset
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
+
+
 def short_time(iso: str | None) -> str:
+    """The moment in local time with its zone: `2026-11-30 19:28 CET`."""
     if not iso:
         return "-"
-    return iso.replace("T", " ")[:16]
+    epoch = epoch_of(iso)
+    if epoch is None:
+        return iso
+    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(epoch))
 
 
-def thread_line(thread: dict[str, Any]) -> str:
-    title = thread.get("title") or "(untitled)"
-    status = thread["status"]
-    busy = " busy" if thread.get("busyRoot") else ""
-    return (
-        f"{thread['id']}  {status:<8}{busy}  rev {thread['revision']:<4} "
-        f"{short_time(thread['updatedAt'])}  {title}"
-    )
+def home_relative(path: str, home: str | None = None) -> str:
+    import os.path  # already loaded by every Python start
+
+    home = home if home is not None else os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home) :]
+    return path
 
 
-def thread_list(result: dict[str, Any]) -> str:
+_LIST_COLUMNS = ("ID", "STATUS", "REV", "UPDATED", "WORKSPACE", "TITLE")
+
+
+def _thread_row(thread: dict[str, Any], workspace: bool) -> list[str]:
+    status = thread["status"] + (" busy" if thread.get("busyRoot") else "")
+    row = [thread["id"], status, str(thread["revision"]), short_time(thread["updatedAt"])]
+    if workspace:
+        row.append(home_relative(thread["workspace"]))
+    return [*row, thread.get("title") or "(untitled)"]
+
+
+def _paint_status(cell: str, style: Style) -> str:
+    if cell.endswith(" busy"):
+        return style.yellow(cell)
+    return style.green(cell) if cell.startswith("open") else style.dim(cell)
+
+
+def thread_list(
+    result: dict[str, Any],
+    params: dict[str, Any] | None = None,
+    header: bool = False,
+    style: Style = PLAIN,
+) -> str:
+    """Aligned columns (with a header on a terminal); the workspace column with `--all`."""
+    params = params or {}
     threads = result["threads"]
     if not threads:
-        return "no threads here; `alp` starts one, `alp thread list --all` shows every workspace"
-    return "\n".join(thread_line(t) for t in threads)
+        return no_threads(params)
+    everywhere = bool(params.get("all"))
+    rows = [_thread_row(t, everywhere) for t in threads]
+    names = [c for c in _LIST_COLUMNS if everywhere or c != "WORKSPACE"]
+    table = [names, *rows] if header else rows
+    widths = [max(len(row[i]) for row in table) for i in range(len(names) - 1)]
+    lines = []
+    for index, row in enumerate(table):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        if header and index == 0:
+            lines.append(style.bold("  ".join([*cells, row[-1]])))
+            continue
+        cells[1] = _paint_status(cells[1], style)
+        lines.append("  ".join([*cells, row[-1]]))
+    return "\n".join(lines)
 
 
-def thread_header(thread: dict[str, Any]) -> str:
+def no_threads(params: dict[str, Any]) -> str:
+    """Which filter matched nothing, and how to widen it."""
+    statuses = params.get("statuses") or ([params["status"]] if params.get("status") else [])
+    which = " or ".join(statuses) if statuses else ""
+    if params.get("all"):
+        where = "in any workspace"
+    else:
+        where = f"in {params.get('workspace') or params.get('cwd') or 'this workspace'}"
+    what = f"no {which} threads {where}".replace("  ", " ")
+    return f"{what}; `alp` starts one, `alp thread list --all` shows every workspace and status"
+
+
+def thread_header(thread: dict[str, Any], style: Style = PLAIN) -> str:
     lines = [
-        f"{thread.get('title') or '(untitled)'}",
+        style.bold(thread.get("title") or "(untitled)"),
         f"  id         {thread['id']}",
         f"  status     {thread['status']}   revision {thread['revision']}   "
         f"context rev {thread['contextRevision']}",
@@ -42,7 +159,7 @@ def thread_header(thread: dict[str, Any]) -> str:
         f"updated {short_time(thread['updatedAt'])}",
     ]
     if thread.get("busyRoot"):
-        lines.append(f"  running    {thread['busyRoot']}")
+        lines.append(style.yellow(f"  running    {thread['busyRoot']}"))
     return "\n".join(lines)
 
 
@@ -130,8 +247,8 @@ def context(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def thread_show(result: dict[str, Any]) -> str:
-    parts = [thread_header(result["thread"]), "", "roots"]
+def thread_show(result: dict[str, Any], style: Style = PLAIN) -> str:
+    parts = [thread_header(result["thread"], style), "", style.bold("roots")]
     roots = result["roots"]
     parts += [f"  {execution_line(e)}" for e in roots] or ["  (none yet: `alp thread continue ID`)"]
     if result.get("children"):
@@ -143,8 +260,8 @@ def thread_show(result: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def execution(e: dict[str, Any]) -> str:
-    lines = [execution_line(e), f"  policy {e['policyHash']}"]
+def execution(e: dict[str, Any], style: Style = PLAIN) -> str:
+    lines = [execution_line(e), style.dim(f"  policy {e['policyHash']}")]
     if e.get("outputTail") and e.get("outcome") not in (None, "completed"):
         lines += ["  output tail:", *("    " + line for line in e["outputTail"].splitlines()[-20:])]
     return "\n".join(lines)
@@ -188,10 +305,25 @@ def search_hit(hit: dict[str, Any]) -> str:
     )
 
 
-def search(result: dict[str, Any]) -> str:
+_SEARCH_FILTERS = (
+    ("threadId", "--thread"),
+    ("runtime", "--runtime"),
+    ("role", "--role"),
+    ("since", "--since"),
+    ("until", "--until"),
+)
+
+
+def search(result: dict[str, Any], params: dict[str, Any] | None = None) -> str:
     hits = result["hits"]
     if not hits:
-        return "no matches (`alp import claude|codex` indexes sessions from before alp)"
+        params = params or {}
+        filters = [f"{flag} {params[key]}" for key, flag in _SEARCH_FILTERS if params.get(key)]
+        within = f" with {' '.join(filters)}" if filters else ""
+        return (
+            f"no matches for {params.get('query', '')!r}{within} "
+            "(`alp import claude|codex` indexes sessions from before alp)"
+        )
     return "\n\n".join(search_hit(hit) for hit in hits)
 
 

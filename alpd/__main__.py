@@ -8,9 +8,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from alpd import __version__
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="alpd", description="the alp daemon (foreground)")
+    parser.add_argument("--version", action="version", version=f"alpd {__version__}")
     parser.add_argument("--home", help="state home (default: $ALP_HOME or ~/.alp)")
     parser.add_argument("--socket", help="socket path (default: $ALP_SOCKET or the runtime dir)")
     parser.add_argument("--config", help="config file (default: HOME/config.toml)")
@@ -49,10 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     from alpd.domain.agents import ConfigError
     from alpd.lock import HomeLocked
     from alpd.logs import configure_logging
-    from alpd.paths import UnsafeDirectory, default_home, default_socket_path
+    from alpd.paths import UnsafeDirectory
     from alpd.rpc.connection import ConnectionLimits
     from alpd.rpc.listener import SocketInUse
     from alpd.store.db import DatabaseCorrupt, DatabaseTooNew
+    from protocol.paths import default_home, default_socket_path
 
     configure_logging(json=args.log_json)
     home = Path(args.home).expanduser() if args.home else default_home()
@@ -80,10 +84,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def running_alpd(argv0: str, python: str) -> str:
+    """The path of the `alpd` that was run, for the units to start the same one: the script
+    itself, or with `python -m alpd` the `alpd` script of that Python's environment (then,
+    last, the one on PATH)."""
+    if os.path.basename(argv0) == "alpd":
+        return os.path.abspath(argv0)
+    beside = os.path.join(os.path.dirname(python), "alpd")
+    if os.access(beside, os.X_OK):
+        return beside
+    return shutil.which("alpd") or beside
+
+
 def _install_units(target: str | None) -> int:
     from alpd.units import install_units
 
-    executable = shutil.which("alpd") or os.path.abspath(sys.argv[0])
+    executable = running_alpd(sys.argv[0], sys.executable)
     platform = "darwin" if sys.platform == "darwin" else "linux"
     if target:
         directory = Path(target)

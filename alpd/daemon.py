@@ -32,7 +32,6 @@ from alpd.rpc.connection import Connection, ConnectionLimits, InFlight
 from alpd.rpc.dispatch import Dispatcher
 from alpd.rpc.handlers import build_handlers
 from alpd.rpc.listener import accept_forever, bind_unix_socket, connection_cap, refuse
-from alpd.rpc.peercred import PeerCredentialsUnavailable, read_peer_credentials
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller, Daemon
 from alpd.services.executions import Executions, Paths
@@ -45,6 +44,7 @@ from alpd.supervisor.supervisor import Supervisor
 from protocol import errors, jsonrpc
 from protocol import messages as m
 from protocol.framing import Framing, encode_frame
+from protocol.peercred import PeerCredentialsUnavailable, read_peer_credentials
 
 log = structlog.get_logger("alpd")
 

@@ -1,28 +1,23 @@
-"""Where alp keeps its state and its socket (DESIGN §4), and the private-directory check.
+"""The daemon's side of its paths: the config file of a home, and the private-directory check.
 
-Both programs resolve the same defaults from the same environment, so the thin client finds
-the daemon it would start. Stdlib only: the thin client imports this module.
-
-The socket lives in a directory only its owner can enter: the socket file's own mode is set
-after `bind()`, and only a 0700 parent makes that window harmless (research/DAEMON.md §2.2).
+The defaults of the home and the socket are `protocol.paths` (the thin client resolves them
+too). The socket lives in a directory only its owner can enter: the socket file's own mode is
+set after `bind()`, and only a 0700 parent makes that window harmless (between `bind()` and
+`chmod()` anyone could connect).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = [
     "UnsafeDirectory",
     "config_path",
-    "default_home",
-    "default_socket_path",
     "ensure_private_dir",
 ]
 
-_SOCKET_NAME = "alpd.sock"
 _PRIVATE_MODE = 0o700
 
 
@@ -32,31 +27,6 @@ class UnsafeDirectory(Exception):
     The message names the path, what is wrong and what to do; alp never "repairs" such a
     directory itself, because someone else may have made it that way on purpose.
     """
-
-
-def _from_env(environ: Mapping[str, str], name: str) -> Path | None:
-    # An empty variable counts as unset, as the XDG base directory spec treats its own.
-    value = environ.get(name, "")
-    return Path(value).expanduser().absolute() if value else None
-
-
-def default_home(environ: Mapping[str, str] | None = None) -> Path:
-    """The state home: `$ALP_HOME`, else `~/.alp`."""
-    env = os.environ if environ is None else environ
-    return _from_env(env, "ALP_HOME") or Path.home() / ".alp"
-
-
-def default_socket_path(environ: Mapping[str, str] | None = None) -> Path:
-    """`$ALP_SOCKET`, else `$XDG_RUNTIME_DIR/alp/alpd.sock`, else `/tmp/alp-$UID/alpd.sock`."""
-    env = os.environ if environ is None else environ
-    explicit = _from_env(env, "ALP_SOCKET")
-    if explicit is not None:
-        return explicit
-    runtime_dir = env.get("XDG_RUNTIME_DIR", "")
-    # The spec says a relative XDG_RUNTIME_DIR is invalid and must be ignored.
-    if runtime_dir and os.path.isabs(runtime_dir):
-        return Path(runtime_dir) / "alp" / _SOCKET_NAME
-    return Path("/tmp") / f"alp-{os.getuid()}" / _SOCKET_NAME
 
 
 def config_path(home: Path) -> Path:

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from alpd.files import fsync_dir, write_atomically
-from alpd.paths import default_socket_path
+from protocol.paths import default_socket_path
 
 __all__ = [
     "LAUNCHD_LABEL",

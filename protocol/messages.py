@@ -124,8 +124,12 @@ class ThreadRef(Wire):
 class ThreadListParams(Wire):
     workspace: AbsolutePath | None = None
     cwd: AbsolutePath | None = None
+    #: every workspace and every status
     all: bool = False
+    #: only this status (as `statuses: [status]`)
     status: ThreadStatus | None = None
+    #: only these statuses; default: open threads only (with `all`: every status)
+    statuses: list[ThreadStatus] | None = None
     limit: int = 200
 
 
@@ -271,6 +275,27 @@ class ExecutionRef(Wire):
 class WaitParams(Wire):
     execution_id: str
     timeout: Timeout | None = None
+
+
+class LogsParams(Wire):
+    execution_id: str
+    #: byte offsets to read on from (the previous result's): follow a run by asking again
+    stdout_offset: Annotated[int, msgspec.Meta(ge=0)] = 0
+    stderr_offset: Annotated[int, msgspec.Meta(ge=0)] = 0
+    limit: Annotated[int, msgspec.Meta(ge=1, le=4_194_304)] = 1_048_576
+
+
+class LogsResult(Wire):
+    execution_id: str
+    #: what the run printed from the offsets on, whole lines, secrets filtered out
+    stdout: str
+    stderr: str
+    stdout_offset: int
+    stderr_offset: int
+    #: the run has ended: once a read returns nothing new, there is no more
+    settled: bool
+    #: an interactive run printed to its terminal, not to alpd: it has no logs
+    headless: bool
 
 
 class PinParams(Wire):

@@ -58,6 +58,11 @@ METHODS: dict[str, MethodSpec] = {
     "execution/wait": MethodSpec(
         m.WaitParams, m.Execution, "block until the execution settles", blocking=True
     ),
+    "execution/logs": MethodSpec(
+        m.LogsParams,
+        m.LogsResult,
+        "what a headless run printed, from byte offsets on (secrets filtered)",
+    ),
     "execution/cancel": MethodSpec(
         m.ExecutionRef, m.Execution, "end an execution; cascades down its graph", blocking=True
     ),

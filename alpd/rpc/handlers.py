@@ -10,7 +10,7 @@ import msgspec
 
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
-from alpd.services import graph, importer, pins, search, views
+from alpd.services import graph, importer, logs, pins, search, views
 from alpd.store.db import Store
 from protocol import messages as m
 
@@ -129,6 +129,9 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def wait(session: Session, params: m.WaitParams) -> m.Execution:
         return await ex.wait(session.caller, params)
 
+    async def execution_logs(session: Session, params: m.LogsParams) -> m.LogsResult:
+        return await logs.logs(ex, session.caller, params)
+
     async def cancel(session: Session, params: m.ExecutionRef) -> m.Execution:
         return await graph.cancel(ex, session.caller, params)
 
@@ -161,6 +164,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "execution/settle": settle,
         "execution/show": show_execution,
         "execution/wait": wait,
+        "execution/logs": execution_logs,
         "execution/cancel": cancel,
         "execution/delegate": delegate,
         "delegation/tree": tree,

@@ -58,6 +58,12 @@ def thread_from_row(row: sqlite3.Row, busy_root: str | None = None, root_count: 
     )
 
 
+#: the thread's unsettled root, as a correlated subquery of a thread row `t`
+_BUSY_ROOT = (
+    "SELECT e.id FROM executions e WHERE e.thread_id = t.id AND e.is_root = 1 "
+    "AND e.status != 'settled' LIMIT 1"
+)
+
 _THREAD_BY_ID = f"SELECT {_THREAD_COLUMNS} FROM threads t WHERE t.id = ?"
 
 
@@ -176,23 +182,30 @@ class ThreadService:
         return thread
 
     async def list(self, caller: Caller, params: ThreadListParams) -> ThreadListResult:
+        """Open threads of the caller's workspace by default; `statuses` widens or narrows,
+        `all` takes every workspace and (unless narrowed) every status."""
         clauses = ["t.owner_uid = ?"]
         args: list[Any] = [caller.uid]
         if not params.all:
             clauses.append("t.workspace = ?")
             args.append(params.workspace or workspace_of(params.cwd or "/"))
-        if params.status is not None:
-            clauses.append("t.status = ?")
-            args.append(params.status)
-        elif not params.all:
-            clauses.append("t.status != 'archived'")
+        statuses = params.statuses
+        if statuses is None and params.status is not None:
+            statuses = [params.status]
+        if statuses is None and not params.all:
+            statuses = ["open"]
+        if statuses is not None:
+            clauses.append(f"t.status IN ({', '.join('?' * len(statuses))})")
+            args.extend(statuses)
         args.append(max(1, min(params.limit, 10_000)))
         rows = await self.d.store.fetchall(
-            f"SELECT {_THREAD_COLUMNS} FROM threads t WHERE {' AND '.join(clauses)} "
-            "ORDER BY t.updated_at DESC, t.id DESC LIMIT ?",
+            f"SELECT {_THREAD_COLUMNS}, ({_BUSY_ROOT}) AS busy_root FROM threads t "
+            f"WHERE {' AND '.join(clauses)} ORDER BY t.updated_at DESC, t.id DESC LIMIT ?",
             args,
         )
-        return ThreadListResult(threads=[thread_from_row(row) for row in rows])
+        return ThreadListResult(
+            threads=[thread_from_row(row, busy_root=row["busy_root"]) for row in rows]
+        )
 
     async def get(self, caller: Caller, thread_id: str) -> Thread:
         row = _found(await self.d.store.fetchone(_THREAD_BY_ID, (thread_id,)), thread_id)

@@ -187,7 +187,9 @@ def test_interactive_root_in_a_terminal_settles_with_its_exit_status(
     )
     output, status = read_until_exit(pid, master)
     assert "ON-A-TERMINAL" in output
-    assert status == 7, output
+    # alp keeps its own exit codes (1: the run failed); the runtime's status is reported.
+    assert status == 1, output
+    assert "exited 7" in output
     match = ROOT_LINE.search(output)
     assert match and match.group(3) == "failed", output
     root = show(d, match.group(2))["roots"][0]
@@ -195,6 +197,20 @@ def test_interactive_root_in_a_terminal_settles_with_its_exit_status(
     assert root["headless"] is False
     decisions = show(d, match.group(2))["context"]["snapshot"]["decisions"]
     assert [x["text"] for x in decisions] == ["tty"]
+
+
+def test_an_interactive_run_that_exits_3_is_a_failed_run_not_an_unreachable_daemon(
+    d: DaemonProcess, work: Path
+) -> None:
+    pid, master = spawn_in_pty(
+        d, work, "--json", "--runtime", "command", "--", "sh", "-c", "exit 3"
+    )
+    output, status = read_until_exit(pid, master)
+    assert status == 1, output
+    document = json.loads(next(line for line in output.splitlines() if line.startswith("{")))
+    assert document["exitCode"] == 3
+    assert (document["execution"]["outcome"], document["execution"]["exitCode"]) == ("failed", 3)
+    assert "exited 3" in output
 
 
 def test_killed_client_leaves_root_running_until_the_runtime_ends(

@@ -77,12 +77,14 @@ def test_list_defaults_to_the_callers_workspace(alpd: DaemonProcess, tmp_path: P
     assert {t["id"] for t in everywhere} == in_a | in_b
 
 
-def test_list_filters_by_status_and_hides_archived_by_default(
+def test_list_shows_open_threads_by_default_and_the_flags_widen_it(
     alpd: DaemonProcess, tmp_path: Path
 ) -> None:
     repo = git_repo(tmp_path / "repo")
+    elsewhere = git_repo(tmp_path / "elsewhere")
     ids = [cli_json(alpd, "thread", "create", cwd=repo)["id"] for _ in range(3)]
     open_id, closed_id, archived_id = ids
+    other_id = cli_json(alpd, "thread", "create", cwd=elsewhere)["id"]
     cli_json(alpd, "thread", "close", closed_id)
     cli_json(alpd, "thread", "close", archived_id)
     cli_json(alpd, "thread", "archive", archived_id)
@@ -90,11 +92,39 @@ def test_list_filters_by_status_and_hides_archived_by_default(
     def listed(*flags: str) -> set[str]:
         return {t["id"] for t in cli_json(alpd, "thread", "list", *flags, cwd=repo)["threads"]}
 
-    assert listed() == {open_id, closed_id}
-    assert listed("--status", "open") == {open_id}
+    assert listed() == {open_id}
+    assert listed("--closed") == {open_id, closed_id}
+    assert listed("--archived") == {open_id, archived_id}
+    assert listed("--closed", "--archived") == set(ids)
     assert listed("--status", "closed") == {closed_id}
     assert listed("--status", "archived") == {archived_id}
-    assert listed("--all") == set(ids)
+    assert listed("--all") == {*ids, other_id}
+    # The daemon's own default, for every client: open threads of the caller's workspace.
+    with alpd.client() as client:
+        default = client.call("thread/list", {"cwd": str(repo)})["threads"]
+        assert [t["id"] for t in default] == [open_id]
+        widened = client.call("thread/list", {"cwd": str(repo), "statuses": ["closed"]})
+        assert [t["id"] for t in widened["threads"]] == [closed_id]
+
+
+def test_list_marks_a_thread_whose_root_runs(alpd: DaemonProcess, tmp_path: Path) -> None:
+    thread = cli_json(alpd, "thread", "create", cwd=tmp_path)
+    started = alpd.call(
+        "thread/continue",
+        {
+            "threadId": thread["id"],
+            "runtime": "command",
+            "headless": True,
+            "args": ["sleep", "30"],
+            "cwd": str(tmp_path),
+        },
+    )
+    assert isinstance(started, dict)
+    listed = cli_json(alpd, "thread", "list", cwd=tmp_path)["threads"]
+    assert listed[0]["busyRoot"] == started["execution"]["id"]
+    text = alpd.cli("thread", "list", cwd=str(tmp_path)).stdout
+    assert f"{thread['id']}  open busy" in text
+    alpd.call("execution/cancel", {"executionId": started["execution"]["id"]})
 
 
 def test_close_is_final_and_archive_needs_closed(alpd: DaemonProcess, tmp_path: Path) -> None:

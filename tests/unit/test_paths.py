@@ -1,4 +1,4 @@
-"""Path defaults of DESIGN §4 and the private-directory check."""
+"""Path defaults (home, socket, config) and the private-directory check."""
 
 from __future__ import annotations
 
@@ -8,13 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from alpd.paths import (
-    UnsafeDirectory,
-    config_path,
-    default_home,
-    default_socket_path,
-    ensure_private_dir,
-)
+from alpd.paths import UnsafeDirectory, config_path, ensure_private_dir
+from protocol.paths import default_home, default_socket_path
 
 NOBODY = 65534
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from alpd.rpc.peercred import (
+from protocol.peercred import (
     PeerCredentials,
     PeerCredentialsUnavailable,
     parse_linux_ucred,

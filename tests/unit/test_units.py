@@ -207,3 +207,26 @@ def test_install_refuses_a_path_systemd_would_misread(tmp_path: Path, bad: str) 
 def test_install_refuses_an_unknown_platform(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="win32"):
         install_units(tmp_path, "/opt/alp/bin/alpd", platform="win32")
+
+
+def test_install_units_writes_the_path_of_the_alpd_that_was_run(tmp_path: Path) -> None:
+    """Not the first `alpd` on PATH: a decoy earlier on PATH must not end up in the unit."""
+    decoy_dir, chosen_dir = tmp_path / "decoy", tmp_path / "chosen"
+    decoy_dir.mkdir()
+    chosen_dir.mkdir()
+    (decoy_dir / "alpd").write_text("#!/bin/sh\nexit 0\n")
+    (decoy_dir / "alpd").chmod(0o755)
+    installed = Path(sys.executable).parent / "alpd"
+    (chosen_dir / "alpd").symlink_to(installed)
+    env = {**os.environ, "PATH": f"{decoy_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        [str(chosen_dir / "alpd"), "install-units", "--target", str(tmp_path / "units")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    unit = (tmp_path / "units" / "alpd.service").read_text()
+    assert f"ExecStart={chosen_dir / 'alpd'}" in unit
+    assert str(decoy_dir) not in unit

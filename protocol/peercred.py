@@ -1,13 +1,14 @@
 """Who is on the other end of a Unix socket, as the kernel tells it.
 
-The daemon authorizes every connection on the peer's uid (DESIGN §7, invariant 10) and the
-thin client checks the daemon's uid the same way, which defeats someone squatting the socket
-path (research/DAEMON.md §2.1). Credentials are read once, right after `accept()`/`connect()`,
-into typed fields and never re-parsed from text (the snapd "dirty_sock" lesson).
+The daemon authorizes every connection on the peer's uid and the thin client checks the
+daemon's uid the same way, which defeats someone squatting the socket path (another user
+binding it first and answering in the daemon's place). Credentials are read once, right after
+`accept()`/`connect()`, into typed fields and never re-parsed from text (the snapd
+"dirty_sock" lesson).
 
 The byte layouts are parsed by pure functions so both platforms' code paths are tested on any
 machine; `read_peer_credentials` is the thin IO wrapper around them. Stdlib only: the thin
-client imports this module.
+client imports this module, so it lives in `protocol`, not in the daemon.
 """
 
 from __future__ import annotations

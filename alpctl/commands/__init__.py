@@ -1,0 +1,50 @@
+"""The commands of `alp`, one module each.
+
+A command module has two functions:
+
+- `configure(parser)` adds its arguments (and its actions, with `alpctl.parser.actions`);
+- `run(args, inv)` does the work with `inv.client` (connected on first use) and `inv.out`,
+  and returns the exit code.
+
+Adding a command is a module here and a line in `COMMANDS`; only the invoked command's module
+is imported, so a command may import what it needs at the top of its module.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from types import ModuleType
+
+    from alpctl.invocation import Invocation
+
+    class Command(ModuleType):
+        def configure(self, parser: argparse.ArgumentParser) -> None: ...
+        def run(self, args: argparse.Namespace, inv: Invocation) -> int: ...
+
+
+#: command → (module under alpctl.commands, one line of help), in the order `alp --help` lists
+COMMANDS: dict[str, tuple[str, str]] = {
+    "thread": ("thread", "threads: create, continue, list, show, context, close, archive, sync"),
+    "context": ("context", "from inside a run: pin work state the next root must know"),
+    "delegate": ("delegate", "from inside a run: start a delegated child run"),
+    "delegation": ("delegation", "the graph of runs a root started"),
+    "execution": ("execution", "one execution (run): show, logs, cancel"),
+    "search": ("search", "full-text search across your threads' history"),
+    "import": ("history_import", "index native sessions from before alp (not in a thread)"),
+    "daemon": ("daemon", "the daemon: status, ping, reload its config, stop"),
+    "status": ("status", "the daemon's state (same as `alp daemon status`)"),
+    "ping": ("ping", "is the daemon there? (same as `alp daemon ping`)"),
+    "help": ("help", "help on a command: `alp help thread list`"),
+    "completion": ("completion", "a shell completion script: bash, zsh or fish"),
+    "man": ("man", "the manual page (roff), generated from this parser"),
+}
+
+
+def load(name: str) -> Command:
+    module: Command = importlib.import_module(f"alpctl.commands.{COMMANDS[name][0]}")  # type: ignore[assignment]
+    return module

@@ -1,0 +1,57 @@
+"""`alp execution ACTION ID`: show, logs, cancel one execution (a run)."""
+
+from __future__ import annotations
+
+import sys
+
+from alpctl import render
+from alpctl.invocation import EXIT_INTERRUPTED, EXIT_OK, Invocation
+from alpctl.parser import actions, add
+
+# Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = actions(parser)
+    add(sub, "show", "its runtime, outcome, policy and, when it failed, its output's tail")
+    logs = add(
+        sub,
+        "logs",
+        "what a headless run printed (stdout here, stderr on stderr); interactive runs "
+        "printed to their terminal",
+    )
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing until it settles")
+    add(sub, "cancel", "end it and every run it started")
+    for action in sub.choices.values():
+        action.add_argument("execution_id", help="the execution's id (exec_…)")
+
+
+def run(args: argparse.Namespace, inv: Invocation) -> int:
+    ref = {"executionId": args.execution_id}
+    if args.action == "logs":
+        return logs(args, inv)
+    method = "execution/show" if args.action == "show" else "execution/cancel"
+    inv.out.emit(inv.client.call(method, ref), lambda e: render.execution(e, inv.out.style))
+    return EXIT_OK
+
+
+def logs(args: argparse.Namespace, inv: Invocation) -> int:
+    if args.follow and not inv.out.as_json:
+        from alpctl.runs import follow, stopped_waiting
+
+        try:
+            follow(inv.client, args.execution_id)
+        except KeyboardInterrupt:
+            print(stopped_waiting(args.execution_id), file=sys.stderr)
+            return EXIT_INTERRUPTED
+        return EXIT_OK
+    chunk = inv.client.call("execution/logs", {"executionId": args.execution_id})
+    if inv.out.as_json:
+        inv.out.json(chunk)
+    else:
+        sys.stdout.write(chunk["stdout"])
+        sys.stderr.write(chunk["stderr"])
+    return EXIT_OK

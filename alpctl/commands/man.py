@@ -1,0 +1,38 @@
+"""`alp man`: the manual page of alp (roff), generated from the parser that parses the calls.
+
+alp man > ~/.local/share/man/man1/alp.1 && man alp
+"""
+
+from __future__ import annotations
+
+import sys
+
+from alpctl.invocation import EXIT_OK, Invocation
+
+# Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = "Install: alp man > ~/.local/share/man/man1/alp.1 && man alp"
+
+
+def page() -> str:
+    from argparse_manpage.manpage import Manpage  # only here, like completion
+
+    from alpctl.parser import build_parser, package_version
+
+    manpage = Manpage(build_parser())
+    manpage.version = package_version()
+    manpage.description = (
+        "alp gives agent work a durable identity, the Thread, owned by the local daemon alpd. "
+        "Bare alp starts a new thread and its first run in this terminal."
+    )
+    return str(manpage)
+
+
+def run(args: argparse.Namespace, inv: Invocation) -> int:
+    sys.stdout.write(page())
+    return EXIT_OK

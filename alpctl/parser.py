@@ -1,0 +1,217 @@
+"""The command line's grammar: argparse, with the global options accepted anywhere, close-match
+suggestions for a mistyped word, and only the invoked command's branch built per call.
+
+Every argparse parser costs gettext look-ups, so a call builds the branch it parses (`--help`,
+`alp help`, completion and man pages build everything). Commands are registered in
+`alpctl.commands.COMMANDS`; each command module describes its own arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from alpctl.commands import COMMANDS, load
+
+# Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
+EXIT_USAGE = 2
+
+#: the global options: (flags, help, takes a value)
+GLOBAL_OPTIONS: tuple[tuple[str, str, bool], ...] = (
+    ("--json", "machine output: one JSON document on stdout (stable field names)", False),
+    ("--socket", "the daemon's socket (default: $ALP_SOCKET, else the runtime directory)", True),
+    ("--home", "state home of a daemon alp starts for you (default: $ALP_HOME or ~/.alp)", True),
+)
+
+#: options of bare `alp` and the global ones that take a value (so their value is not
+#: mistaken for a command word)
+VALUED = frozenset(
+    {"--title", "--runtime", "--agent", "--prompt"}
+    | {flags for flags, _help, valued in GLOBAL_OPTIONS if valued}
+)
+
+
+class Formatter(argparse.HelpFormatter):
+    """argparse asks `shutil.get_terminal_size` for every argument it adds (importing shutil,
+    bz2, lzma… on every call); the help's width comes from $COLUMNS instead."""
+
+    def __init__(self, prog: str) -> None:
+        columns = os.environ.get("COLUMNS", "")
+        super().__init__(prog, width=int(columns) - 2 if columns.isdigit() else 98)
+
+
+def suggestion(word: str, choices: list[str]) -> str:
+    """`; did you mean 'x'?` for a close match among `choices`, else nothing."""
+    import difflib  # only on this error path
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        print(f"  `{self.prog} --help` explains every option", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is not None and value not in choices:
+            names = [str(choice) for choice in choices]
+            raise argparse.ArgumentError(
+                action,
+                f"invalid choice: {value!r} (choose from {', '.join(names)})"
+                f"{suggestion(str(value), names)}",
+            )
+
+
+class VersionAction(argparse.Action):
+    """`--version`, read from the installed package's metadata only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(f"{parser.prog} {package_version()}")
+        raise SystemExit(0)
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("alp")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, root: bool) -> None:
+    """The root parser holds the defaults; every subparser repeats the options with no
+    default, so `alp --json ping` and `alp ping --json` both work and a subparser never
+    overwrites what was given before the command word."""
+    for flags, helptext, valued in GLOBAL_OPTIONS:
+        kwargs: dict[str, Any] = {"help": helptext}
+        if not valued:
+            kwargs["action"] = "store_true"
+        if not root:
+            kwargs["default"] = argparse.SUPPRESS
+        parser.add_argument(flags, **kwargs)
+
+
+def actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[Parser]:
+    """The ACTION level of a command (`alp thread ACTION`)."""
+    return parser.add_subparsers(
+        dest="action", metavar="ACTION", required=True, parser_class=Parser
+    )
+
+
+def add(sub: argparse._SubParsersAction[Parser], name: str, helptext: str) -> Parser:
+    """A subcommand or action with its one-line help and the global options."""
+    parser = sub.add_parser(name, help=helptext, description=helptext)
+    add_global_options(parser, root=False)
+    return parser
+
+
+def runtime_options(parser: argparse.ArgumentParser) -> None:
+    """What starts a root: bare `alp` and `alp thread continue`."""
+    parser.add_argument("--runtime", help="claude, codex or command (default: the agent's)")
+    parser.add_argument("--agent", help="an agent from config.toml (default: the runtime's)")
+    parser.add_argument(
+        "--headless", action="store_true", help="run under alpd with no terminal (needs --prompt)"
+    )
+    parser.add_argument("--prompt", help="the headless run's input")
+    parser.add_argument(
+        "--wait", action="store_true", help="with --headless: block until the run settles"
+    )
+    parser.add_argument(
+        "-f",
+        "--follow",
+        action="store_true",
+        help="with --headless: print the run's output as it comes, until it settles",
+    )
+
+
+def build_parser(only: str | None = None) -> Parser:
+    """The parser of `alp COMMAND …`; with `only`, just that command's branch."""
+    parser = Parser(
+        prog="alp",
+        description="Threads that outlive your agent runs. Bare `alp [--title T] [--runtime R] "
+        "[--agent A] [-- RUNTIME_ARGS…]` starts a new thread and its first run in this "
+        "terminal.",
+        epilog="Exit codes: 0 ok, 1 domain error (its name printed), 2 usage, "
+        "3 daemon unreachable. `alp help COMMAND` explains a command.",
+    )
+    parser.add_argument("--version", action=VersionAction)
+    add_global_options(parser, root=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name, (_module, helptext) in COMMANDS.items():
+        if only is None or name == only:
+            load(name).configure(add(sub, name, helptext))
+    return parser
+
+
+def build_start_parser() -> Parser:
+    """Bare `alp`: a new thread and its first root."""
+    parser = Parser(
+        prog="alp",
+        usage="alp [--title T] [--runtime R] [--agent A] [-- RUNTIME_ARGS…]\n"
+        "       alp COMMAND …   (`alp help` lists the commands)",
+        description="Start a new Thread and run its first root in this terminal.",
+    )
+    parser.add_argument("--version", action=VersionAction)
+    add_global_options(parser, root=True)
+    parser.add_argument("--title", help="the new thread's title")
+    runtime_options(parser)
+    return parser
+
+
+def command_word(ours: list[str]) -> str | None:
+    """The first word that is not an option or an option's value."""
+    tokens = iter(ours)
+    for token in tokens:
+        if token.startswith("-"):
+            if token in VALUED:
+                next(tokens, None)
+            continue
+        return token
+    return None
+
+
+def split_runtime_args(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """Arguments before `--` are ours; after it they go to the runtime (or are pin text)."""
+    if "--" in argv:
+        index = argv.index("--")
+        return argv[:index], argv[index + 1 :]
+    return argv, None
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    ours, rest = split_runtime_args(argv)
+    command = command_word(ours)
+    if command in COMMANDS:
+        args = build_parser(only=command).parse_args(ours)
+    elif command is not None:
+        print(
+            f"alp: {command!r} is not an alp command{suggestion(command, list(COMMANDS))}\n"
+            "  `alp help` lists the commands",
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_USAGE)
+    elif "-h" in ours or "--help" in ours:
+        build_parser().print_help()
+        raise SystemExit(0)
+    else:
+        args = build_start_parser().parse_args(ours)
+        args.command = "start"
+    args.rest = rest
+    return args

@@ -1,0 +1,156 @@
+"""The command line's grammar, without a daemon: global options anywhere, suggestions for
+mistyped words, help on every command and option, completion scripts and the man page."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from alpctl.cli import main
+from alpctl.commands import COMMANDS
+from alpctl.commands.completion import SHELLS, script
+from alpctl.commands.man import page
+from alpctl.parser import build_parser, parse
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--socket", "/s/alpd.sock", "thread", "list"],
+        ["thread", "--socket", "/s/alpd.sock", "list"],
+        ["thread", "list", "--socket", "/s/alpd.sock"],
+        ["--socket=/s/alpd.sock", "thread", "list"],
+    ],
+)
+def test_the_socket_is_taken_wherever_it_is_given(argv: list[str]) -> None:
+    args = parse(argv)
+    assert (args.command, args.action, args.socket) == ("thread", "list", "/s/alpd.sock")
+
+
+@pytest.mark.parametrize(
+    "argv", [["--json", "ping"], ["ping", "--json"], ["--json", "thread", "show", "x"]]
+)
+def test_json_is_taken_before_or_after_the_command(argv: list[str]) -> None:
+    assert parse(argv).json is True
+
+
+def test_help_on_an_unknown_command_suggests_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["help", "serch"]) == 2
+    assert "did you mean 'search'?" in capsys.readouterr().err
+
+
+def test_without_global_options_the_defaults_hold() -> None:
+    args = parse(["thread", "list"])
+    assert (args.json, args.socket, args.home) == (False, None, None)
+
+
+def test_a_mistyped_command_is_a_usage_error_with_a_suggestion(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        parse(["thrad", "list"])
+    assert exit_.value.code == 2
+    assert "did you mean 'thread'?" in capsys.readouterr().err
+
+
+def test_a_mistyped_action_is_a_usage_error_with_a_suggestion(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        parse(["thread", "lst"])
+    assert exit_.value.code == 2
+    assert "did you mean 'list'?" in capsys.readouterr().err
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found += _parsers(child)
+    return found
+
+
+def test_every_command_action_and_option_explains_itself() -> None:
+    parser = build_parser()
+    undocumented = []
+    for sub in _parsers(parser):
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                helps = {choice.dest: choice.help for choice in action._choices_actions}
+                undocumented += [
+                    f"{sub.prog} {name}" for name in action.choices if not helps.get(name)
+                ]
+            elif not action.help:
+                undocumented.append(f"{sub.prog} {action.option_strings or action.dest}")
+    assert undocumented == []
+    assert set(COMMANDS) <= {choice for p in _parsers(parser)[:1] for choice in _commands(p)}
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
+def test_a_commands_help_lists_its_actions(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["help", "thread"]) == 0
+    help_text = capsys.readouterr().out
+    for action in ("create", "continue", "list", "show", "context", "close", "archive"):
+        assert f"    {action}" in help_text
+
+
+def test_help_on_an_action_is_its_own_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["help", "thread", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "usage: alp thread list" in out and "--archived" in out
+
+
+def test_context_pin_explains_the_text_after_the_double_dash(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        parse(["context", "pin", "--help"])
+    out = capsys.readouterr().out
+    assert "alp context pin decision -- three tiers" in out
+    assert "-- TEXT" in out
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_completion_scripts_know_the_commands_and_actions(shell: str) -> None:
+    text = script(shell)
+    archived = "-l archived" if shell == "fish" else "--archived"
+    for word in ("thread", "continue", archived, "execution", "logs"):
+        assert word in text, (shell, word)
+
+
+def test_the_man_page_is_generated_from_the_parser() -> None:
+    text = page()
+    assert text.startswith(".TH")
+    for word in ("thread", "continue", "\\-\\-if\\-revision", "completion"):
+        assert word in text, word
+
+
+@pytest.mark.parametrize("program", ["alpctl", "alpd"])
+def test_version(program: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", program, "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    name = "alpd" if program == "alpd" else "alp"
+    assert done.stdout.strip().startswith(f"{name} 0.")
+
+
+def test_the_client_imports_nothing_of_the_daemon() -> None:
+    modules = ", ".join(f"alpctl.commands.{module}" for module, _help in COMMANDS.values())
+    code = (
+        f"import sys, alpctl.__main__, alpctl.launch, alpctl.runs, {modules}\n"
+        "print(sorted(m for m in sys.modules if m == 'alpd' or m.startswith('alpd.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
