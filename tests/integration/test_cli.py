@@ -77,9 +77,9 @@ def test_ctrl_c_while_waiting_says_the_run_goes_on_and_how_to_follow_it(
     alpd: DaemonProcess, tmp_path: Path
 ) -> None:
     thread = cli_json(alpd, "thread", "create", cwd=tmp_path)
+    argv = ["thread", "continue", thread["id"], "--runtime", "command", "--headless", "--wait"]
     waiting = subprocess.Popen(
-        [sys.executable, "-m", "alpctl", "thread", "continue", thread["id"], "--runtime"]
-        + ["command", "--headless", "--wait", "--", "sleep", "60"],
+        [sys.executable, "-m", "alpctl", *argv, "--", "sleep", "60"],
         env=alpd.env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -97,7 +97,7 @@ def test_ctrl_c_while_waiting_says_the_run_goes_on_and_how_to_follow_it(
                 time.sleep(0.05)
         assert busy, "the root never started"
         waiting.send_signal(signal.SIGINT)
-        out, err = waiting.communicate(timeout=30)
+        _out, err = waiting.communicate(timeout=30)
     finally:
         waiting.kill()
     assert waiting.returncode == 130
