@@ -1,6 +1,6 @@
 """A blocking JSON-RPC client over the daemon's Unix socket. Stdlib only (plus the stdlib-only
-parts of `protocol` and `alpd.paths`/`alpd.rpc.peercred`), because every CLI call pays for
-what it imports: a stdlib client starts in about 26 ms here, `import msgspec` alone costs 27.
+parts of `protocol`: errors, paths, peer credentials), because every CLI call pays for what it
+imports: a stdlib client starts in about 26 ms here, `import msgspec` alone costs 27.
 
 It checks the daemon's uid before sending anything, so a socket squatted by another user
 is refused (bitcoind's documented port-squatting risk; getpeereid works both ways).
