@@ -72,6 +72,12 @@ class Invocation:
             self._client = self._connect()
         return self._client
 
+    def running_daemon(self) -> Client:
+        """The daemon that runs now, never one started for the asking (`alp daemon stop`)."""
+        if self._client is None:
+            self._client = Client.connect(self.socket_path)
+        return self._client
+
     def _connect(self) -> Client:
         socket_path = self.socket_path
         try:

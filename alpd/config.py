@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from alpd.domain.agents import AgentsConfig, default_config, parse_agents_config
 
 
@@ -13,5 +15,5 @@ def load_config(path: Path) -> AgentsConfig:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return default_config()
-    return parse_agents_config(text, source=str(path))
+        return msgspec.structs.replace(default_config(), source=str(path))
+    return msgspec.structs.replace(parse_agents_config(text, source=str(path)), source=str(path))

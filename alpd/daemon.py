@@ -24,7 +24,8 @@ from alpd import __version__
 from alpd.background.history_sync import run_history_sync
 from alpd.clock import Clock
 from alpd.config import load_config
-from alpd.domain.agents import AgentsConfig
+from alpd.domain.agents import AgentsConfig, ConfigError
+from alpd.errors import ConfigInvalid
 from alpd.events import EventBus
 from alpd.lock import HomeLock
 from alpd.paths import ensure_private_dir
@@ -76,6 +77,22 @@ class Runtime:
         self.history = HistoryService(self.executions)
         self.executions.after_settle.append(self.history.after_settle)
         self.dispatcher = Dispatcher(build_handlers(self))
+        #: set by `daemon/stop`: the daemon stops as on SIGTERM
+        self.stop_requested = anyio.Event()
+
+    def reload_config(self) -> AgentsConfig:
+        """Re-read config.toml for the runs started from now on (SIGHUP, `daemon/reload`);
+        a broken file is CONFIG_INVALID and the previous config stays."""
+        try:
+            agents = load_config(self.config.config_path)
+        except ConfigError as exc:
+            log.warning("config_invalid", path=exc.path, line=exc.line, error=exc.message)
+            raise ConfigInvalid(
+                f"{exc}; the daemon keeps its previous config", path=exc.path, line=exc.line
+            ) from exc
+        self.executions.agents = agents
+        log.info("config_reloaded", path=str(self.config.config_path), agents=sorted(agents.agents))
+        return agents
 
     def task_states(self) -> list[m.TaskState]:
         return list(self.tasks.values())
@@ -225,7 +242,7 @@ async def _serve(
                 max_connections=runtime.max_connections,
             )
             notifier.ready()
-            await _wait_for_stop_signal()
+            await _until_stopped(runtime)
             notifier.stopping()
             log.info("stopping", in_flight=runtime.in_flight.count)
             accept_scope.cancel()
@@ -240,11 +257,27 @@ async def _serve(
                 config.socket_path.unlink()
 
 
-async def _wait_for_stop_signal() -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("signal", signal=signal.Signals(signum).name)
-            return
+async def _until_stopped(runtime: Runtime) -> None:
+    """Until SIGTERM, SIGINT or `daemon/stop`; SIGHUP re-reads the config meanwhile."""
+    async with anyio.create_task_group() as waiting:
+
+        async def signals() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as sigs:
+                async for signum in sigs:
+                    log.info("signal", signal=signal.Signals(signum).name)
+                    if signum != signal.SIGHUP:
+                        break
+                    with contextlib.suppress(ConfigInvalid):
+                        runtime.reload_config()
+            waiting.cancel_scope.cancel()
+
+        async def asked() -> None:
+            await runtime.stop_requested.wait()
+            log.info("stop_requested")
+            waiting.cancel_scope.cancel()
+
+        waiting.start_soon(signals)
+        waiting.start_soon(asked)
 
 
 async def _watchdog(notifier: Notifier, store: Store, interval: float) -> None:

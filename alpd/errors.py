@@ -83,6 +83,10 @@ class AgentNotFound(AlpError):
     name = "AGENT_NOT_FOUND"
 
 
+class ConfigInvalid(AlpError):
+    name = "CONFIG_INVALID"
+
+
 class DelegationDenied(AlpError):
     name = "DELEGATION_DENIED"
 

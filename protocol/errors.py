@@ -48,6 +48,7 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1021,
         "a stored execution policy no longer matches its policyHash",
     ),
+    "CONFIG_INVALID": (1022, "config.toml is not valid; the daemon keeps its previous config"),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

@@ -110,6 +110,18 @@ class Thread(Wire):
     root_count: int = 0
 
 
+class ReloadResult(Wire):
+    #: the file read (the built-in defaults when it does not exist)
+    config: str
+    agents: list[str]
+    runtimes: list[str]
+
+
+class StopResult(Wire):
+    #: the daemon that is stopping: it finishes the requests in flight, then exits
+    pid: int
+
+
 class ThreadCreateParams(Wire):
     title: Title | None = None
     workspace: AbsolutePath | None = None
@@ -303,6 +315,11 @@ class PinParams(Wire):
     text: str
 
 
+class OpenItem(Wire):
+    id: str
+    text: str
+
+
 class PinResult(Wire):
     execution_id: str
     thread_id: str | None
@@ -311,6 +328,11 @@ class PinResult(Wire):
     at: str
     checkpoint_digest: str
     pins: int
+    #: for `resolve`: whether an open item has this id or text now (a resolve that matches
+    #: nothing is still recorded, as `matched: false`, when the run settles)
+    matched: bool | None = None
+    #: for a `resolve` that matched nothing: the open items it could have named
+    open_items: list[OpenItem] | None = None
 
 
 class DelegateParams(Wire):

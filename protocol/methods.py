@@ -24,6 +24,14 @@ class MethodSpec:
 METHODS: dict[str, MethodSpec] = {
     "daemon/ping": MethodSpec(m.Empty, m.PingResult, "version, protocol and pid of the daemon"),
     "daemon/status": MethodSpec(m.Empty, m.StatusResult, "uptime, counts, paths, background tasks"),
+    "daemon/reload": MethodSpec(
+        m.Empty,
+        m.ReloadResult,
+        "re-read config.toml (as SIGHUP does); CONFIG_INVALID keeps the old",
+    ),
+    "daemon/stop": MethodSpec(
+        m.Empty, m.StopResult, "stop the daemon after the requests in flight (as SIGTERM does)"
+    ),
     "thread/create": MethodSpec(m.ThreadCreateParams, m.Thread, "a new Thread; never reuses one"),
     "thread/list": MethodSpec(
         m.ThreadListParams, m.ThreadListResult, "threads of a workspace (default: the caller's)"

@@ -9,6 +9,7 @@ from alpctl.parser import actions, add
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 KINDS = ["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
 
@@ -43,5 +44,17 @@ def pin_text(kind: str, rest: list[str] | None) -> str:
 def run(args: argparse.Namespace, inv: Invocation) -> int:
     text = pin_text(args.kind, args.rest)
     result = inv.client.call("context/pin", {"kind": args.kind, "text": text})
-    inv.out.emit(result, lambda r: f"pinned {r['kind']} to {r['executionId']} ({r['pins']} pins)")
+    inv.out.emit(result, pinned)
     return EXIT_OK
+
+
+def pinned(result: dict[str, Any]) -> str:
+    line = f"pinned {result['kind']} to {result['executionId']} ({result['pins']} pins)"
+    if result.get("matched") is not False:
+        return line
+    items = result.get("openItems") or []
+    listing = "\n".join(f"  {item['id']}  {item['text']}" for item in items)
+    return (
+        f"{line}\nno open item has the id or text {result['text']!r}; it is kept as an "
+        "unmatched resolve. " + (f"Open items:\n{listing}" if items else "There are no open items.")
+    )

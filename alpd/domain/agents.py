@@ -103,12 +103,23 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     agents: dict[str, AgentDefinition]
     runtimes: dict[str, RuntimeConfig]
+    #: the file the agents come from (named in errors); None for the built-in defaults
+    source: str | None = None
 
     def agent(self, name: str) -> AgentDefinition:
-        """The agent called `name`, or AGENT_NOT_FOUND."""
+        """The agent called `name`, or AGENT_NOT_FOUND naming the agent, the known ones and
+        the file that declares them."""
         found = self.agents.get(name)
         if found is None:
-            raise AgentNotFound(agent=name)
+            known = sorted(self.agents)
+            where = self.source or "config.toml"
+            raise AgentNotFound(
+                f"no agent {name!r}; known agents: {', '.join(known)} "
+                f"(agents are declared in {where}; `alp daemon reload` after editing it)",
+                agent=name,
+                knownAgents=known,
+                config=self.source,
+            )
         return found
 
     def runtime(self, name: str) -> RuntimeConfig:

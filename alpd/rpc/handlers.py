@@ -10,6 +10,7 @@ import msgspec
 
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
+from alpd.runtimes.registry import adapters
 from alpd.services import graph, importer, logs, pins, search, views
 from alpd.store.db import Store
 from protocol import messages as m
@@ -30,6 +31,18 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
 
     async def ping(session: Session, params: m.Empty) -> m.PingResult:
         return m.PingResult(version=__version__, protocol=m.PROTOCOL_VERSION, pid=os.getpid())
+
+    async def reload(session: Session, params: m.Empty) -> m.ReloadResult:
+        agents = rt.reload_config()
+        return m.ReloadResult(
+            config=str(rt.config.config_path),
+            agents=sorted(agents.agents),
+            runtimes=sorted(adapters()),
+        )
+
+    async def stop(session: Session, params: m.Empty) -> m.StopResult:
+        rt.stop_requested.set()
+        return m.StopResult(pid=os.getpid())
 
     async def status(session: Session, params: m.Empty) -> m.StatusResult:
         store = rt.daemon.store
@@ -170,6 +183,8 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "delegation/tree": tree,
         "daemon/ping": ping,
         "daemon/status": status,
+        "daemon/reload": reload,
+        "daemon/stop": stop,
         "thread/create": create,
         "thread/list": list_,
         "thread/close": close,

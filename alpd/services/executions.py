@@ -133,6 +133,8 @@ class Executions:
     # continue
 
     def resolve_agent(self, agent: str | None, runtime: str | None) -> AgentDefinition:
+        if agent is None and runtime is not None and runtime not in self.agents.agents:
+            runtime_adapter(runtime)  # RUNTIME_NOT_FOUND, naming the known runtimes
         name = agent or runtime or DEFAULT_AGENT
         definition = self.agents.agent(name)
         if runtime is not None and definition.runtime != runtime:

@@ -5,11 +5,18 @@ from __future__ import annotations
 import aiosqlite
 import msgspec
 
-from alpd.domain.context import Pin, add_pin, checkpoint_is_intact, make_checkpoint
+from alpd.domain.context import (
+    Checkpoint,
+    Pin,
+    add_pin,
+    checkpoint_is_intact,
+    line_id,
+    make_checkpoint,
+)
 from alpd.errors import InvalidArgument
 from alpd.services.callers import execution_of_caller
 from alpd.services.context import Caller, Daemon
-from alpd.services.snapshots import load_checkpoint, save_checkpoint
+from alpd.services.snapshots import load_checkpoint, load_snapshot, save_checkpoint
 from protocol import messages as m
 
 MAX_PIN_BYTES = 4096
@@ -38,7 +45,7 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
             # A pin must not launder a tampered checkpoint into a valid one.
             updated = msgspec.structs.replace(updated, digest=current.digest)
         await save_checkpoint(conn, updated, at)
-        return m.PinResult(
+        result = m.PinResult(
             execution_id=execution_id,
             thread_id=row["thread_id"],
             kind=params.kind,
@@ -47,8 +54,41 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
             checkpoint_digest=updated.digest,
             pins=len(updated.pins),
         )
+        if params.kind != "resolve":
+            return result
+        items = await _open_items(conn, row["thread_id"], current)
+        if resolves(items, text):
+            return msgspec.structs.replace(result, matched=True)
+        return msgspec.structs.replace(result, matched=False, open_items=items)
 
     return await daemon.store.write(unit)
+
+
+def resolves(items: list[m.OpenItem], text: str) -> bool:
+    """Whether a `resolve` pin of `text` closes one of `items` (the projector's rule: the
+    item's id, or its exact text)."""
+    return any(item.id == text or item.text == text for item in items)
+
+
+async def _open_items(
+    conn: aiosqlite.Connection, thread_id: str | None, checkpoint: Checkpoint
+) -> list[m.OpenItem]:
+    """The open items a resolve could name now: the thread's, and this run's own."""
+    items: list[m.OpenItem] = []
+    if thread_id is not None:
+        async with conn.execute(
+            "SELECT context_revision FROM threads WHERE id = ?", (thread_id,)
+        ) as cur:
+            thread = await cur.fetchone()
+        if thread is not None:
+            snapshot, _digest = await load_snapshot(conn, thread_id, thread["context_revision"])
+            items += [m.OpenItem(id=line.id, text=line.text) for line in snapshot.open_items]
+    items += [
+        m.OpenItem(id=line_id(pin.kind, pin.text, pin.execution_id), text=pin.text)
+        for pin in checkpoint.pins
+        if pin.kind == "open-item"
+    ]
+    return items
 
 
 async def hand_pins_to_root(

@@ -306,3 +306,24 @@ def test_missing_program_is_runtime_unavailable_naming_it(d: DaemonProcess, work
     assert "RUNTIME_UNAVAILABLE" in done.stderr and "alp-no-such-program" in done.stderr
     after = show(d, thread_id)["thread"]
     assert (after["revision"], after["rootCount"]) == (before["revision"], 1)
+
+
+def test_a_resolve_that_matches_no_open_item_says_so_and_lists_them(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread_id = start_interactive(d, work, "alp context pin open-item -- 'does checkout need 3DS'")
+    item = json.loads(cli_ok(d, "thread", "context", thread_id, "--json", cwd=work).stdout)
+    open_id = item["snapshot"]["openItems"][0]["id"]
+    missed, hit = work / "missed.txt", work / "hit.json"
+    script = (
+        f"alp context pin resolve -- no-such-item > {missed} && "
+        f"alp --json context pin resolve -- {open_id} > {hit}"
+    )
+    done = continue_headless_cli(d, thread_id, script, work)
+    assert done.returncode == 0, done.stderr
+    text = missed.read_text()
+    assert "no open item has the id or text 'no-such-item'" in text
+    assert f"{open_id}  does checkout need 3DS" in text
+    assert json.loads(hit.read_text())["matched"] is True
+    after = json.loads(cli_ok(d, "thread", "context", thread_id, "--json", cwd=work).stdout)
+    assert after["snapshot"]["openItems"] == []
