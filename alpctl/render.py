@@ -347,11 +347,34 @@ def sync_result(result: dict[str, Any]) -> str:
 
 
 def import_result(result: dict[str, Any]) -> str:
+    """A line per session (what was indexed and how complete), then the totals."""
+    sessions = result.get("sessions") or []
+    lines = []
+    if sessions:
+        rows = [["SESSION", "STATUS", "ENTRIES", "ADDED", "LEVEL", "FILE"]]
+        rows += [
+            [
+                s["nativeSessionId"],
+                s["status"],
+                str(s["entries"]),
+                str(s["added"]),
+                (s.get("level") or "-") + (f" ({s['skipped']} skipped)" if s["skipped"] else ""),
+                home_relative(s["path"]),
+            ]
+            for s in sessions
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        lines = [
+            "  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]])
+            for row in rows
+        ]
+        lines.append("")
     known = f", {result['known']} already in threads" if result.get("known") else ""
     skipped = f", {result['skipped']} lines skipped" if result.get("skipped") else ""
-    return (
+    lines.append(
         f"imported {result['imported']} new {result['runtime']} sessions, "
         f"updated {result['updated']}{known} ({result['files']} files under {result['path']}): "
-        f"{result['added']} entries added{skipped}\n"
-        f"search them with `alp search WORDS`"
+        f"{result['added']} entries added{skipped}"
     )
+    lines.append("search them with `alp search WORDS`")
+    return "\n".join(lines)

@@ -437,6 +437,23 @@ class HistoryImportParams(Wire):
     progress_token: str | None = None
 
 
+class ImportedSession(Wire):
+    native_session_id: str
+    #: the transcript file read
+    path: str
+    #: the legacy-unthreaded execution that holds it (or the root alp started for it)
+    execution_id: str
+    #: imported (new), updated (imported before, more was read now), known (a root of a thread)
+    status: Literal["imported", "updated", "known"]
+    #: entries of the session in the history now, and how many this import added
+    entries: int
+    added: int
+    #: lines that could not be read (the session is then `partial`)
+    skipped: int
+    #: completeness: complete, partial, final-only, unsupported (None: nothing read yet)
+    level: HistoryLevel | None = None
+
+
 class HistoryImportResult(Wire):
     runtime: str
     path: str
@@ -447,6 +464,8 @@ class HistoryImportResult(Wire):
     skipped: int
     #: sessions already owned by an execution alp started (synced there, not re-imported)
     known: int = 0
+    #: every session read, in the order read
+    sessions: list[ImportedSession] = msgspec.field(default_factory=list)
 
 
 class HistoryProgress(Wire):

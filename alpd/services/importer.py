@@ -20,7 +20,7 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 import aiosqlite
 import anyio
@@ -147,20 +147,39 @@ async def import_sessions(
             "ORDER BY created_at LIMIT 1",
             (session, params.runtime),
         )
+        status: Literal["imported", "updated", "known"]
         if known is None:
             execution_id = await _insert_legacy(history, caller, params.runtime, session, path)
             result.imported += 1
+            status = "imported"
         else:
             execution_id = known["id"]
             if known["thread_id"] is None:
                 result.updated += 1
+                status = "updated"
             else:
                 result.known += 1
+                status = "known"
         report = await history.sync_execution(execution_id, notifier.bytes_progress)
         if known is None:
             await _set_times(history, execution_id)
         result.added += report.added
         result.skipped += report.skipped
+        entries = await history.d.store.fetchone(
+            "SELECT count(*) FROM history_entries WHERE execution_id = ?", (execution_id,)
+        )
+        result.sessions.append(
+            m.ImportedSession(
+                native_session_id=session,
+                path=str(path),
+                execution_id=execution_id,
+                status=status,
+                entries=int(entries[0]) if entries else 0,
+                added=report.added,
+                skipped=report.skipped,
+                level=report.level,
+            )
+        )
         notifier.base_bytes += size
         notifier.update(
             done=index + 1,

@@ -24,7 +24,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from alpd.errors import InvalidArgument
+from alpd.errors import InvalidArgument, PermissionDenied, ThreadNotFound
 from alpd.services.context import Caller
 from alpd.store.db import Store
 from alpd.store.history import fold_text, has_cjk
@@ -238,6 +238,20 @@ async def search(
     """Hits for `params.query` across the caller's threads and legacy imports, best first."""
     if not 1 <= params.limit <= MAX_LIMIT:
         raise InvalidArgument(f"limit must be 1..{MAX_LIMIT}", limit=params.limit)
+    if params.thread_id is not None:
+        # A filter on a thread that does not exist is an error, not "no matches".
+        thread = await store.fetchone(
+            "SELECT owner_uid FROM threads WHERE id = ?", (params.thread_id,)
+        )
+        if thread is None:
+            raise ThreadNotFound(
+                f"no thread {params.thread_id!r}; `alp thread list --all` shows yours",
+                threadId=params.thread_id,
+            )
+        if thread["owner_uid"] != caller.uid:
+            raise PermissionDenied(
+                f"thread {params.thread_id} belongs to another user", threadId=params.thread_id
+            )
     query = parse_query(params.query)
     if query.index == "none":
         return m.HistorySearchResult(hits=[], index="none")

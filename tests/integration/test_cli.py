@@ -163,3 +163,15 @@ def test_pin_without_text_explains_the_double_dash(alpd: DaemonProcess, tmp_path
     done = alpd.cli("context", "pin", "decision", cwd=str(tmp_path))
     assert done.returncode == 2
     assert "alp context pin decision -- " in done.stderr
+
+
+def test_search_in_a_thread_that_does_not_exist_is_thread_not_found(
+    alpd: DaemonProcess, tmp_path: Path
+) -> None:
+    done = alpd.cli("search", "pricing", "--thread", "thread_nosuch", "--json", cwd=str(tmp_path))
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["error"]["name"] == "THREAD_NOT_FOUND"
+    thread = cli_json(alpd, "thread", "create", cwd=tmp_path)
+    empty = alpd.cli("search", "pricing", "--thread", thread["id"], "--since", "7d")
+    assert empty.returncode == 0
+    assert f"no matches for 'pricing' with --thread {thread['id']} --since " in empty.stdout

@@ -342,6 +342,38 @@ def test_import_cli_prints_progress_and_a_summary(alpd: DaemonProcess) -> None:
     assert json.loads(as_json.stdout)["updated"] == 6
 
 
+def test_import_lists_each_session_with_its_file_entries_and_completeness(
+    alpd: DaemonProcess, tmp_path: Path
+) -> None:
+    sessions = copy_fixtures(tmp_path, "claude")
+    broken = "5c8d6878-df77-4e19-930e-dfb3c1a2404b"
+    path = sessions / f"{broken}.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    prompt_at = next(i for i, raw in enumerate(lines) if b'"type":"user"' in raw)
+    lines[prompt_at] = b'{"type":"user", this is not json\n'
+    path.write_bytes(b"".join(lines))
+    done = alpd.cli("import", "claude", "--path", str(sessions), "--json")
+    assert done.returncode == 0, done.stderr
+    listed = {s["nativeSessionId"]: s for s in json.loads(done.stdout)["sessions"]}
+    assert set(listed) == set(CLAUDE_COUNTS)
+    for session, expected in CLAUDE_COUNTS.items():
+        if session != broken:
+            row = listed[session]
+            assert (row["status"], row["entries"], row["level"], row["skipped"]) == (
+                "imported",
+                expected,
+                "complete",
+                0,
+            ), session
+    assert (listed[broken]["level"], listed[broken]["skipped"]) == ("partial", 1)
+    assert listed[broken]["path"] == str(path)
+    table = alpd.cli("import", "claude", "--path", str(sessions)).stdout.splitlines()
+    assert table[0].split() == ["SESSION", "STATUS", "ENTRIES", "ADDED", "LEVEL", "FILE"]
+    broken_row = next(line for line in table if line.startswith(broken))
+    assert "updated" in broken_row and "partial (1 skipped)" in broken_row
+    assert broken_row.endswith(f"{broken}.jsonl")
+
+
 def test_import_of_a_missing_directory_is_a_domain_error(alpd: DaemonProcess) -> None:
     with Client.connect(alpd.socket_path) as client, pytest.raises(Exception) as caught:
         client.call("history/import", {"runtime": "claude", "path": "/nonexistent/dir"})
