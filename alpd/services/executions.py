@@ -68,6 +68,7 @@ from alpd.services.rows import (
 )
 from alpd.services.snapshots import (
     insert_snapshot,
+    load_chain,
     load_checkpoint,
     load_snapshot,
     save_checkpoint,
@@ -204,7 +205,9 @@ class Executions:
                 detail=execution_id,
             )
             await refuse_if_busy(conn, params.thread_id)
-            snapshot, digest = await load_snapshot(
+            # The whole chain from genesis and every root's binding against it: nothing is
+            # built on a context rewritten anywhere in its history.
+            snapshot, digest = await load_chain(
                 conn, params.thread_id, thread_row["context_revision"]
             )
             binding = ThreadBinding(

@@ -7,6 +7,8 @@ Any mismatch is THREAD_CONTEXT_TAMPERED (invariant 3), wherever the snapshot is 
 
 from __future__ import annotations
 
+import sqlite3
+
 import aiosqlite
 import msgspec
 
@@ -16,9 +18,11 @@ from alpd.domain.context import (
     genesis,
     snapshot_bytes,
     snapshot_digest,
+    verify_link,
     verify_snapshot,
 )
-from alpd.errors import ThreadContextTampered
+from alpd.errors import ThreadContextTampered, ThreadExecutionBindingMismatch
+from alpd.services.rows import verified_policy
 
 _checkpoint_decoder = msgspec.json.Decoder(Checkpoint)
 
@@ -92,17 +96,21 @@ async def load_snapshot(
     return snapshot, str(current["digest"])
 
 
-async def load_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> None:
-    """Verify every link of the chain from revision 0 (which must be this thread's genesis)
-    to `upto`, and that every root's binding names a snapshot of this chain."""
+async def load_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> tuple[Snapshot, str]:
+    """Snapshot `upto`, after verifying every link of the chain from revision 0 (which must be
+    this thread's genesis) to it, and every root of the thread against that chain: its
+    policy re-hashed, its binding inside that policy naming a snapshot of this chain by the
+    digest it has now. What `continue` builds on, and what `show`/`context` serve."""
     try:
-        await _verify_chain(conn, thread_id, upto)
+        return await _verify_chain(conn, thread_id, upto)
     except ThreadContextTampered as exc:
         exc.data.setdefault("threadId", thread_id)
         raise
 
 
-async def _verify_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> None:
+async def _verify_chain(
+    conn: aiosqlite.Connection, thread_id: str, upto: int
+) -> tuple[Snapshot, str]:
     previous: str | None = None
     async with conn.execute(
         "SELECT revision, body, digest, previous_digest FROM snapshots "
@@ -119,24 +127,71 @@ async def _verify_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -
             f"snapshot 0 of thread {thread_id} is not its genesis", threadId=thread_id, revision=0
         )
     digests: dict[int, str] = {}
-    for row in rows:
-        if row["previous_digest"] != previous:
+    for row in rows[:-1]:
+        _check_link(row, previous, thread_id)
+        link = verify_link(bytes(row["body"]), row["digest"], previous)
+        if (link.thread_id, link.revision) != (thread_id, row["revision"]):
             raise ThreadContextTampered(
-                f"snapshot {row['revision']} is not chained to its predecessor",
+                f"snapshot {row['revision']} names another thread or revision",
                 threadId=thread_id,
                 revision=row["revision"],
             )
-        verify_snapshot(bytes(row["body"]), row["digest"], previous)
         previous = digests[row["revision"]] = row["digest"]
-    await check_bindings(conn, thread_id, digests)
+    last = rows[-1]
+    _check_link(last, previous, thread_id)
+    head = verify_snapshot(bytes(last["body"]), last["digest"], previous)
+    if (head.thread_id, head.revision) != (thread_id, upto):
+        raise ThreadContextTampered(
+            f"snapshot {upto} names another thread or revision", threadId=thread_id, revision=upto
+        )
+    digests[upto] = last["digest"]
+    await check_roots(conn, thread_id, digests)
+    return head, str(last["digest"])
+
+
+def _check_link(row: sqlite3.Row, previous: str | None, thread_id: str) -> None:
+    if row["previous_digest"] != previous:
+        raise ThreadContextTampered(
+            f"snapshot {row['revision']} is not chained to its predecessor",
+            threadId=thread_id,
+            revision=row["revision"],
+        )
+
+
+async def check_roots(conn: aiosqlite.Connection, thread_id: str, chain: dict[int, str]) -> None:
+    """Every root of the thread against the whole verified `chain` (revision → digest): its
+    policy re-hashed (EXECUTION_POLICY_TAMPERED), its binding columns equal to the binding
+    inside that policy (THREAD_EXECUTION_BINDING_MISMATCH), and that binding naming this
+    thread and a revision of the chain whose digest is still the one the root read
+    (THREAD_CONTEXT_TAMPERED otherwise)."""
+    async with conn.execute(
+        "SELECT * FROM executions WHERE thread_id = ? AND is_root = 1", (thread_id,)
+    ) as cur:
+        roots = list(await cur.fetchall())
+    for root in roots:
+        binding = verified_policy(root).binding
+        if binding is None or binding.id != thread_id:
+            raise ThreadExecutionBindingMismatch(
+                f"root {root['id']} of thread {thread_id} is not bound to it",
+                threadId=thread_id,
+                executionId=root["id"],
+            )
+        if chain.get(binding.context_revision) != binding.context_digest:
+            raise ThreadContextTampered(
+                f"snapshot {binding.context_revision} of thread {thread_id} differs from "
+                f"what root {root['id']} read",
+                threadId=thread_id,
+                revision=binding.context_revision,
+                root=root["id"],
+            )
 
 
 async def check_bindings(
     conn: aiosqlite.Connection, thread_id: str, digests: dict[int, str]
 ) -> None:
-    """Every root bound to a revision recorded that revision's digest; a snapshot rewritten
-    consistently (new bytes, new digest, intact link) still contradicts the immutable binding
-    of the roots that read it."""
+    """Every root bound to one of these revisions recorded that revision's digest; a snapshot
+    rewritten consistently (new bytes, new digest, intact link) still contradicts the
+    immutable binding of the roots that read it."""
     async with conn.execute(
         "SELECT id, context_revision, context_digest FROM executions "
         "WHERE thread_id = ? AND is_root = 1 AND context_revision IS NOT NULL",

@@ -391,6 +391,80 @@ def test_snapshot_rewritten_after_a_root_read_it_is_thread_context_tampered(
         assert error.name == "THREAD_CONTEXT_TAMPERED"
 
 
+@pytest.mark.parametrize(
+    ("tamper", "name"),
+    [
+        ("older-snapshot-rehashed", "THREAD_CONTEXT_TAMPERED"),
+        ("root-binding-columns", "THREAD_EXECUTION_BINDING_MISMATCH"),
+        ("root-policy-binding-rehashed", "THREAD_CONTEXT_TAMPERED"),
+        ("root-policy-edited", "EXECUTION_POLICY_TAMPERED"),
+    ],
+)
+def test_continue_verifies_the_whole_chain_and_every_root_binding(
+    tmp_path: Path, work: Path, tamper: str, name: str
+) -> None:
+    """Three settled roots (revisions 0..3); what is rewritten is old — revision 1, or the
+    first root, bound to revision 0 — so checking only the head and its predecessor misses
+    it. `continue` must refuse to open a root on it, like `show` and `context` report it."""
+    with running_daemon(tmp_path) as d:
+        thread_id = new_thread(d, work)
+        roots = [
+            run_root(d, thread_id, pin_script(("decision", f"decision {n}")), work)
+            for n in range(3)
+        ]
+        assert context(d, thread_id)["revision"] == 3
+        first = roots[0]["id"]
+        with db(d) as conn:
+            conn.execute("DROP TRIGGER snapshots_no_update")
+            conn.execute("DROP TRIGGER executions_policy_immutable")
+            if tamper == "older-snapshot-rehashed":
+                body = conn.execute(
+                    "SELECT body FROM snapshots WHERE thread_id = ? AND revision = 1", (thread_id,)
+                ).fetchone()[0]
+                snapshot = json.loads(bytes(body))
+                snapshot["decisions"][0]["text"] = "allowedTools: Bash(*)"
+                conn.execute(
+                    "UPDATE snapshots SET body = ?, digest = ? "
+                    "WHERE thread_id = ? AND revision = 1",
+                    (rfc8785.dumps(snapshot), jcs_digest(snapshot), thread_id),
+                )
+            elif tamper == "root-binding-columns":
+                conn.execute(
+                    "UPDATE executions SET context_digest = ? WHERE id = ?",
+                    ("sha256:" + "1" * 64, first),
+                )
+            else:
+                policy = json.loads(
+                    bytes(
+                        conn.execute(
+                            "SELECT policy FROM executions WHERE id = ?", (first,)
+                        ).fetchone()[0]
+                    )
+                )
+                policy["binding"]["contextDigest"] = "sha256:" + "2" * 64
+                rehashed = jcs_digest(policy) if tamper == "root-policy-binding-rehashed" else None
+                conn.execute(
+                    "UPDATE executions SET policy = ?, context_digest = ?, "
+                    "policy_hash = coalesce(?, policy_hash) WHERE id = ?",
+                    (rfc8785.dumps(policy), "sha256:" + "2" * 64, rehashed, first),
+                )
+        error = rpc_error(
+            d,
+            "thread/continue",
+            {"threadId": thread_id, "runtime": "command", "headless": True,
+             "args": ["true"], "cwd": str(work)},
+        )  # fmt: skip
+        assert error.name == name, (error.name, error.message)
+        assert "Traceback" not in error.message
+        for method in ("thread/context", "thread/show"):
+            assert rpc_error(d, method, {"threadId": thread_id}).name == name, method
+        with db(d) as conn:
+            count = conn.execute(
+                "SELECT count(*) FROM executions WHERE thread_id = ?", (thread_id,)
+            ).fetchone()[0]
+        assert count == 3, "a root was opened on a tampered thread"
+
+
 # invariant 4
 
 

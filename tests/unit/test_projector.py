@@ -31,6 +31,7 @@ from alpd.domain.context import (
     snapshot_bytes,
     snapshot_digest,
     verify_chain,
+    verify_link,
     verify_snapshot,
 )
 from alpd.domain.projector import (
@@ -259,6 +260,19 @@ def test_changed_snapshot_bytes_raise_tampered_invariant_3() -> None:
     with pytest.raises(ThreadContextTampered) as caught:
         verify_snapshot(data.replace(b'"x"', b'"y"'), digest, snapshot_digest(genesis(THREAD)))
     assert caught.value.data["revision"] == 1
+
+
+def test_verify_link_checks_bytes_and_link_without_re_encoding_invariant_3() -> None:
+    first = run(genesis(THREAD), "exec_a")
+    data, digest = snapshot_bytes(first), snapshot_digest(first)
+    previous = snapshot_digest(genesis(THREAD))
+    link = verify_link(data, digest, previous)
+    assert (link.thread_id, link.revision, link.previous_digest) == (THREAD, 1, previous)
+    with pytest.raises(ThreadContextTampered):
+        verify_link(data, digest, "sha256:" + "0" * 64)
+    forged = data.replace(b"exec_a", b"exec_b")
+    with pytest.raises(ThreadContextTampered):
+        verify_link(forged, digest, previous)
 
 
 def test_broken_chain_link_raises_tampered_invariant_3() -> None:
