@@ -290,7 +290,16 @@ def test_an_edited_stored_policy_decides_nothing(
                 dd.call("execution/show", {"executionId": root["id"]})
             assert info.value.name == name
             assert info.value.data["executionId"] == root["id"]
-            assert dd.call("thread/show", {"threadId": thread_id}).get("children", 0) == 0
+            # The thread reports it too, and nothing was delegated.
+            with pytest.raises(RpcError) as info:
+                dd.call("thread/show", {"threadId": thread_id})
+            assert info.value.name == name
+            conn = sqlite3.connect(dd.home / "alp.db")
+            try:
+                rows = conn.execute("SELECT id FROM executions WHERE thread_id = ?", (thread_id,))
+                assert [r[0] for r in rows] == [root["id"]]
+            finally:
+                conn.close()
         finally:
             with contextlib.suppress(RpcError):
                 dd.call("execution/cancel", {"executionId": root["id"]})
