@@ -94,6 +94,7 @@ def test_dir_with_group_or_other_bits_is_refused(tmp_path: Path, mode: int) -> N
     assert _mode(target) == mode  # refused, not silently repaired
 
 
+@pytest.mark.needs_root
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
 def test_dir_owned_by_another_uid_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "alp"
