@@ -32,8 +32,7 @@ from pathlib import Path
 
 import pytest
 import runtimes  # tests/e2e is on sys.path (pytest's prepend import mode)
-
-from alpd.testing.model_server import ModelServer
+from model_server import ModelServer
 
 CLONE_NEWNET = 0x40000000
 SIOCGIFFLAGS = 0x8913

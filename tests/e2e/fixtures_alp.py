@@ -40,9 +40,9 @@ from typing import Any
 import psutil
 import pytest
 import runtimes
+from model_server import ModelServer
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
-from alpd.testing.model_server import ModelServer
 
 VENV_BIN = Path(sys.executable).parent
 

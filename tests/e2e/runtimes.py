@@ -6,7 +6,7 @@ there only after the binary answered ``--version``. This module reads the same l
 never installs anything (``make runtimes`` does).
 
 It also holds the environment and configuration that make each CLI run offline against the
-scripted model server (``alpd.testing.model_server``), as ``docs/runtimes.md`` records them, so
+scripted model server (``tests/e2e/model_server.py``), as ``docs/runtimes.md`` records them, so
 that every e2e test (and the alpd config a test writes) uses the same settings.
 """
 

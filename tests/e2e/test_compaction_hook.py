@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 from fixtures_alp import AlpWorld, WorldFactory
-
-from alpd.testing.model_server import RecordedRequest
+from model_server import RecordedRequest
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 from fixtures_alp import AlpWorld, WorldFactory
-
-from alpd.testing.model_server import RecordedRequest, Usage
+from model_server import RecordedRequest, Usage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 

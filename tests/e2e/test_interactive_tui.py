@@ -24,8 +24,7 @@ from typing import Any
 import pytest
 import runtimes
 from fixtures_alp import AlpWorld, PtySession, processes_labelled, wait_until
-
-from alpd.testing.model_server import RecordedRequest
+from model_server import RecordedRequest
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 

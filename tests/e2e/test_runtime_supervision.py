@@ -20,8 +20,7 @@ import signal
 import psutil
 import pytest
 from fixtures_alp import AlpWorld, WorldFactory, processes_labelled, wait_until
-
-from alpd.testing.model_server import TextReply, ToolCallReply
+from model_server import TextReply, ToolCallReply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 

@@ -23,8 +23,7 @@ from typing import Any
 
 import pytest
 import runtimes
-
-from alpd.testing.model_server import ModelServer, Usage
+from model_server import ModelServer, Usage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 

@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from alpd.testing.model_server import (
+from model_server import (
     MAX_SCRIPTED_REPLIES,
     ErrorReply,
     ModelServer,
