@@ -4,13 +4,16 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit integration e2e chaos fuzz bench runtimes openrpc clean
+.PHONY: install run test lint typecheck unit integration e2e chaos fuzz bench runtimes openrpc clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+## .venv/ with alp installed in it (editable), nothing else
+install: $(STAMP)
 
 ## alpd in the foreground on the embedded defaults (~/.alp, the default socket)
 run: $(STAMP)

@@ -3,7 +3,7 @@
 The protocol is one datagram of newline-separated `KEY=value` lines to `$NOTIFY_SOCKET`
 (a leading `@` names an abstract socket). Written here rather than depended on because it is
 this short, and because the usual library never unsets `NOTIFY_SOCKET`, which would let
-every agent alpd spawns speak for alpd (research/DAEMON.md §4.1).
+every agent alpd spawns speak for alpd (send READY=1 or WATCHDOG=1 in its name).
 
 Outside systemd `from_environ` gives a notifier whose methods do nothing, so callers never
 branch on "are we under systemd". Send errors propagate: a lost READY=1 or WATCHDOG=1 gets

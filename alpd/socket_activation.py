@@ -27,7 +27,7 @@ __all__ = [
 SD_LISTEN_FDS_START = 3
 
 # Everything systemd sets for alpd alone. A child that inherits them could send READY/WATCHDOG
-# as alpd, or take fd 3 for its own listener (research/DAEMON.md §3.7).
+# as alpd, or take fd 3 for its own listener: they are unset before any run starts.
 SYSTEMD_ENV_VARS = (
     "NOTIFY_SOCKET",
     "LISTEN_FDS",

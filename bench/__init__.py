@@ -1,8 +1,8 @@
-"""Benchmarks that compare alp against its floor measured in the same run (DESIGN §9).
+"""Benchmarks that compare alp against its floor measured in the same run.
 
 Every module `bench/bench_*.py` exposes `run() -> list[Result]`; `python -m bench` runs them
 all and prints one table. A figure without its floor means little on a shared 2-vCPU VM
-(research/PERF.md: sequential round trips there are bimodal), so each Result carries the
+(sequential round trips there are bimodal), so each Result carries the
 baseline measured in the same run, interleaved with it, and the ratio between the two.
 """
 

@@ -1,4 +1,4 @@
-"""History sync against its floor (research/PERF.md §5–§6), and alpd's memory during an import.
+"""History sync against its floor, and alpd's memory during an import.
 
 (a) Sync throughput: `history/import` of generated Claude Code transcripts through a real
     alpd (read, parse, redact, insert, two FTS5 indexes, cursor — all of it), against the

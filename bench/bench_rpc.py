@@ -1,4 +1,4 @@
-"""alpd's request path against its floors (research/PERF.md §1–§2), measured in the same run.
+"""alpd's request path against its floors, measured in the same run.
 
 (a) `daemon/ping`, sequential round trips on one connection from a blocking stdlib client,
     against `bench.minimal_server` (uvloop + msgspec, nothing else). Goal: alpd reaches at

@@ -1,4 +1,4 @@
-"""Search against what users do today and against the bare index (research/PERF.md §5).
+"""Search against what users do today and against the bare index.
 
 (a) The whole `alp search WORD` command (start Python, connect, one `history/search`, print)
     against `rg -l WORD` over the raw transcript files, warm page cache, at growing sizes of

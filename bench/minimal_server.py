@@ -2,7 +2,7 @@
 
 `python -m bench.minimal_server SOCKET` serves `daemon/ping` (NDJSON) and prints "ready" once
 it listens. No framing detection, no limits, no credentials, no logging: what is left is the
-cost of the event loop, the socket and the codec (research/PERF.md §1).
+cost of the event loop, the socket and the codec.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Stdlib only, so the thin client can import it without paying for msgspec.
 
 Compatibility rule: a name never changes its code and is never renamed; new names are
 appended with new codes. JSON-RPC's own codes (-32700 … -32603) keep their spec meaning.
-Domain codes live outside the reserved range -32768..-32000 (DESIGN §5): 1xxx are thread
+Domain codes live outside the reserved range -32768..-32000 (docs/contract.md): 1xxx are thread
 and execution errors, 2xxx are limits of the transport, 3xxx are runtime and supervision.
 """
 

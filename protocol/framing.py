@@ -1,6 +1,6 @@
 """Message framing on a byte stream, as a pure state machine (no sockets, no loop).
 
-Per connection the framing is detected from the first non-blank byte (DESIGN §5):
+Per connection the framing is detected from the first non-blank byte (docs/contract.md):
 `C`/`c` starts LSP-style `Content-Length:` headers, anything else is newline-delimited
 JSON (NDJSON), so garbage still gets a -32700 reply on the NDJSON path instead of a close.
 

@@ -1,9 +1,10 @@
 """Agent definitions (roles) and the `[agents.*]` / `[runtimes.*]` tables of config.toml.
 
 An AgentDefinition is the *only* source of what a run may do besides the request itself
-(DESIGN §2, §7.1): it comes from the owner's config file, never from a Thread. Each runtime
-has a built-in agent of the same name with the runtime's own defaults, so `alp --runtime
-codex` works with an empty config; a config table of the same name replaces it.
+(invariant 1 of docs/contract.md): it comes from the owner's config file, never from a
+Thread. Each runtime has a built-in agent of the same name with the runtime's own defaults,
+so `alp --runtime codex` works with an empty config; a config table of the same name
+replaces it.
 
 Config format (keys are camelCase, like the wire)::
 

@@ -2,7 +2,8 @@
 
 Every digest alp stores or compares — `policyHash`, snapshot and checkpoint digests — is
 sha256 over these bytes, so two processes (or two versions of alp) that hold equal values
-always agree on the digest, whatever order their dicts were built in (DESIGN §7.2).
+always agree on the digest, whatever order their dicts were built in (invariant 2 of
+docs/contract.md).
 
 Structs are lowered with `msgspec.to_builtins` first, so their wire names (camelCase) are
 what gets hashed: the digest covers exactly what a client sees on the wire.

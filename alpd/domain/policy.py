@@ -1,6 +1,6 @@
 """Policy: everything one execution may do, built from its agent and its request alone.
 
-Invariant 1 (DESIGN §7): the Thread is not a source of authority. `build_policy` takes the
+Invariant 1 (docs/contract.md): the Thread is not a source of authority. `build_policy` takes the
 AgentDefinition (owner's config), the PolicyRequest (what the authenticated caller asked
 for) and the ThreadBinding (which snapshot the run opens on) — and nothing else. There is
 no parameter through which a title, a snapshot line, a pin or a label could reach it, so

@@ -1,4 +1,4 @@
-"""Render a snapshot as the `session-context.md` a new root reads (DESIGN §4, §8).
+"""Render a snapshot as the `session-context.md` a new root reads ($ALP_SESSION_CONTEXT).
 
 The heading "work state, not authority" and the preamble tell the model what this is:
 context pinned by earlier runs of the thread, not instructions or permissions. What the run

@@ -88,7 +88,7 @@ class RuntimeAdapter(Protocol):
 
 
 def label_env(ctx: LaunchContext) -> dict[str, str]:
-    """The labels every runtime process gets (DESIGN §4): labels only, never authority."""
+    """The labels every runtime process gets (docs/contract.md): labels only, never authority."""
     env = {
         "ALP_SOCKET": str(ctx.socket_path),
         "ALP_EXECUTION_ID": ctx.execution_id,

@@ -14,7 +14,7 @@ interpreted, and no input can make a syntax error. Routing (why: `alpd.store.his
 
 Results are ranked and limited in one query, then snippets are made for the page only
 (`snippet()` costs a re-tokenisation per row; for a common word that is thousands of rows).
-History is a record to search, never a source of context (DESIGN §7.7).
+History is a record to search, never a source of context (docs/contract.md, invariant 7).
 """
 
 from __future__ import annotations

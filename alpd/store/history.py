@@ -11,7 +11,7 @@ indexes cover the same documents (`search_docs`: history entries and thread titl
 * ``search_cjk`` — trigram, only for documents containing characters of scripts written
   without spaces (CJK, kana, Hangul, Thai, Lao, Khmer, Myanmar): routing, not a second copy
   of everything, because trigram costs ~4.4x the text on disk and builds ~3.3x slower
-  (research/PERF.md §5.3).
+  (measured on a corpus of transcripts when this was chosen; see docs/history.md).
 
 The statements that feed both (`INDEX_ENTRIES`, and the thread documents' triggers) call
 ``alp_fold`` and ``alp_has_cjk``, registered on the writer by `register_functions`.

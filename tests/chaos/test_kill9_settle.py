@@ -1,4 +1,4 @@
-"""kill -9 of alpd while a root pins, exits and is settled (DESIGN §7 invariants 4 and 8).
+"""kill -9 of alpd while a root pins, exits and is settled (docs/contract.md, invariants 4 and 8).
 
 Each cycle starts a headless root that pins (retrying while the daemon is down) and exits,
 then kills alpd with SIGKILL after a random small delay — before, during or after the

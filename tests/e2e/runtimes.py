@@ -123,7 +123,7 @@ def seed_claude_for_tui(home: Path, trusted_dirs: Iterable[Path]) -> None:
 
 
 def claude_transcript_path(home: Path, cwd: Path, session_id: str) -> Path:
-    """Where Claude Code writes a session (RUNTIMES.md §2.4), for cwds up to 200 characters."""
+    """Where Claude Code writes a session (docs/runtimes.md), for cwds up to 200 characters."""
     encoded = "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd.resolve()))
     return home / ".claude" / "projects" / encoded / f"{session_id}.jsonl"
 

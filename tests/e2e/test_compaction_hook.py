@@ -2,7 +2,7 @@
 
 Claude Code: the adapter installs alp's SessionStart hook through ``--settings`` (matcher
 ``compact``, command ``python -m alpctl hook session-start``). Compaction can be triggered
-offline with ``claude -p "/compact" --resume <id>`` (RUNTIMES.md §4b), so the test runs a
+offline with ``claude -p "/compact" --resume <id>`` (docs/runtimes.md), so the test runs a
 headless root under alp, then resumes that very session by hand with the same ``--settings``
 value and the run's labels (``ALP_SESSION_CONTEXT``), compacts it, resumes it once more, and
 checks that the model request after the compaction carries the thread's work state as the

@@ -5,7 +5,7 @@ with its pin projected; a client killed with SIGKILL while its runtime goes on l
 to the daemon, which settles it ``interrupted`` (with what it pinned) once the runtime exits.
 
 With the real TUIs (Claude Code through ``alp --runtime claude``, Codex through
-``alp thread continue ID --agent coder``), seeded as docs/runtimes.md §5 says so that no
+``alp thread continue ID --agent coder``), seeded as docs/runtimes.md says so that no
 first-run dialog stops them offline: a prompt typed into the terminal reaches the model server
 together with the thread's session context, and ending the TUI settles the root.
 """

@@ -211,7 +211,7 @@ def test_delegation_from_outside_a_run_is_refused(d: DaemonProcess, work: Path) 
 
 
 def test_alp_delegate_cli_starts_a_child(d: DaemonProcess, work: Path) -> None:
-    """`alp delegate helper -- TASK` from inside a lead run (DESIGN §6): for a command-runtime
+    """`alp delegate helper -- TASK` from inside a lead run (docs/cli.md): for a command-runtime
     agent the words after `--` are what the child runs."""
     script = (
         "alp delegate helper --json -- sleep 30 > child.json 2> child.err; "

@@ -1,4 +1,4 @@
-"""The wire protocol of a real alpd (DESIGN §5): framings, JSON-RPC 2.0 rules, bounds, abuse.
+"""The wire protocol of a real alpd (docs/contract.md): framings, JSON-RPC 2.0 rules, bounds.
 
 Every test talks to a real daemon process over its Unix socket with raw bytes.
 """

@@ -1,4 +1,4 @@
-"""Who may talk to whom (DESIGN §4, §7.10): peer uid checks both ways, modes, one daemon per home.
+"""Who may talk to whom (docs/contract.md, invariant 10): peer uid checks both ways, modes.
 
 Reaching the daemon as another uid honestly: the socket directory is 0700 root and the socket
 0600, so a process whose *effective* uid is `nobody` cannot even resolve the path. Linux keeps

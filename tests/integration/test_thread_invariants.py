@@ -1,4 +1,4 @@
-"""DESIGN §7 invariants of Threads and their roots, against a real alpd (issue 3).
+"""The invariants of docs/contract.md of Threads and their roots, against a real alpd (issue 3).
 
 Every test drives a real daemon over its socket; runs use the `command` runtime, so a root is
 a shell script that may pin (`alp context pin …` from inside the run) and then exits. Attacks

@@ -1,4 +1,4 @@
-"""Thread and graph leases (alpd/services/leases.py): DESIGN §7 invariant 9.
+"""Thread and graph leases (alpd/services/leases.py): docs/contract.md, invariant 9.
 
 A thread lease and a graph lease are never held together by one task; the same lease
 serialises the tasks that ask for it; different leases do not wait on each other.

@@ -1,4 +1,4 @@
-"""Policy building and hashing: DESIGN §7 invariants 1 (no authority from the Thread) and 2."""
+"""Policy building and hashing: docs/contract.md invariants 1 (no authority from a Thread), 2."""
 
 from __future__ import annotations
 

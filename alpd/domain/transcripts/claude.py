@@ -1,6 +1,6 @@
 """Reader for Claude Code transcripts (``projects/<cwd>/<sessionId>.jsonl``), sans-IO.
 
-Mapping of line ``type`` to entries (Claude Code 2.1.328, see RUNTIMES.md §2.6; the fixtures
+Mapping of line ``type`` to entries (Claude Code 2.1.328, see docs/runtimes.md; the fixtures
 under ``tests/fixtures/runtimes/claude`` hold every type listed here except the last three):
 
 =========================  ================================================================

@@ -1,7 +1,7 @@
 """Reader for Codex CLI rollouts (``sessions/Y/M/D/rollout-<time>-<id>.jsonl``), sans-IO.
 
 Every line is ``{timestamp, ordinal, type, payload}``. Mapping (Codex CLI 0.169.0, see
-RUNTIMES.md §3.5; the fixtures under ``tests/fixtures/runtimes/codex`` hold each row except
+docs/runtimes.md; the fixtures under ``tests/fixtures/runtimes/codex`` hold each row except
 those marked "older"):
 
 ====================================  ===========================================================
