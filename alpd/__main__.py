@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     from alpd.paths import UnsafeDirectory
     from alpd.rpc.connection import ConnectionLimits
     from alpd.rpc.listener import SocketInUse
-    from alpd.store.db import DatabaseCorrupt, DatabaseTooNew
+    from alpd.socket_activation import SocketActivationError
+    from alpd.store.db import DatabaseCorrupt, DatabaseTooNew, DatabaseUnavailable
     from protocol.paths import default_home, default_socket_path
 
     configure_logging(json=args.log_json)
@@ -75,9 +76,16 @@ def main(argv: list[str] | None = None) -> int:
         UnsafeDirectory,
         DatabaseTooNew,
         DatabaseCorrupt,
+        DatabaseUnavailable,
         ConfigError,
+        SocketActivationError,
     ) as exc:
         print(f"alpd: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        # A home, lock, config or socket directory the OS refuses us: the path and why.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"alpd: cannot start: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0

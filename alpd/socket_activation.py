@@ -25,6 +25,8 @@ __all__ = [
 ]
 
 SD_LISTEN_FDS_START = 3
+#: alpd serves one socket; a few more are tolerated (closed), thousands mean a broken unit
+MAX_LISTEN_FDS = 16
 
 # Everything systemd sets for alpd alone. A child that inherits them could send READY/WATCHDOG
 # as alpd, or take fd 3 for its own listener: they are unset before any run starts.
@@ -57,6 +59,10 @@ def listen_fds(environ: MutableMapping[str, str]) -> list[socket.socket]:
         n = int(count)
     except ValueError:
         raise SocketActivationError(f"LISTEN_FDS={count!r} is not a number") from None
+    if not 0 <= n <= MAX_LISTEN_FDS:
+        raise SocketActivationError(
+            f"LISTEN_FDS={count!r}: alpd takes 0 to {MAX_LISTEN_FDS} sockets; fix the socket unit"
+        )
     return [_adopt(fd) for fd in range(SD_LISTEN_FDS_START, SD_LISTEN_FDS_START + n)]
 
 
@@ -99,6 +105,15 @@ def _adopt(fd: int) -> socket.socket:
     if not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
         sock.detach()
         raise SocketActivationError(f"fd {fd} is a socket but not listening")
+    name = sock.getsockname()
+    if not isinstance(name, str) or not name.startswith("/"):
+        # Runs are given the socket's path (ALP_SOCKET) to call back: an abstract name
+        # (bytes starting with NUL) or no name at all cannot be handed on.
+        sock.detach()
+        raise SocketActivationError(
+            f"fd {fd} is bound to {name!r}, not to a path; alpd needs a filesystem socket "
+            "(ListenStream=/path)"
+        )
     # Inherited fds are inheritable; agents alpd spawns must not hold the listener open.
     sock.set_inheritable(False)
     return sock

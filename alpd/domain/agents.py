@@ -58,13 +58,14 @@ _PRICE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
 
 
 class ConfigError(Exception):
-    """config.toml is not valid; `line` is 1-based and points at the offending text."""
+    """config.toml is not valid; `line` is 1-based and points at the offending text, or is
+    None when the whole file is at fault (a directory, unreadable)."""
 
-    def __init__(self, path: str, line: int, message: str) -> None:
+    def __init__(self, path: str, line: int | None, message: str) -> None:
         self.path = path
         self.line = line
         self.message = message
-        super().__init__(f"{path}:{line}: {message}")
+        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
 
 
 class AgentDefinition(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -154,6 +155,10 @@ def parse_agents_config(
         data = tomllib.loads(toml_text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(source, _syntax_error_line(str(exc), toml_text), str(exc)) from exc
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively.
+        line = _deep_nesting_line(toml_text)
+        raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
     fail = _Failer(source, toml_text)
     for key in data:
         if key not in ("agents", "runtimes") and key not in other_sections:
@@ -286,6 +291,17 @@ def _str_list(
 
 
 _SYNTAX_LINE: Final = re.compile(r"at line (\d+)")
+
+
+def _deep_nesting_line(text: str, depth: int = 100) -> int:
+    """The line where brackets and braces first nest `depth` deep (strings not told apart:
+    good enough to point at a pathological nest)."""
+    level = 0
+    for index, char in enumerate(text):
+        level += (char in "[{") - (char in "]}")
+        if level >= depth:
+            return text.count("\n", 0, index) + 1
+    return 1
 
 
 def _syntax_error_line(message: str, text: str) -> int:

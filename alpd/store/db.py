@@ -19,26 +19,42 @@ from typing import Any, TypeVar
 
 import aiosqlite
 import anyio
+import structlog
 
 from alpd.errors import StorageFull
+from alpd.store.health import (
+    SCHEMA_SQL,
+    DatabaseCorrupt,
+    DatabaseUnavailable,
+    missing_objects,
+    opening_failure,
+)
 from alpd.store.migrations import LATEST_VERSION, MIGRATIONS
 
 T = TypeVar("T")
 
+log = structlog.get_logger("alpd.store")
+
 Row = sqlite3.Row
 Unit = Callable[[aiosqlite.Connection], Awaitable[T]]
+
+
+__all__ = ["DatabaseCorrupt", "DatabaseTooNew", "DatabaseUnavailable", "Store"]
 
 
 class DatabaseTooNew(Exception):
     """The database was written by a newer alpd; running older code on it could corrupt it."""
 
 
-class DatabaseCorrupt(Exception):
-    """`PRAGMA quick_check` found damage at start."""
+def is_storage_full(exc: sqlite3.Error) -> bool:
+    """SQLITE_FULL: the disk (or the page limit) has no room for what was being written."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF == sqlite3.SQLITE_FULL
 
 
-#: what a damaged file raises while we open it (garbage text decodes as invalid UTF-8, too)
-_DAMAGE = (sqlite3.DatabaseError, UnicodeDecodeError)
+#: what opening, checking or migrating a file raises (garbage text decodes as invalid UTF-8);
+#: `alpd.store.health.opening_failure` tells damage from the machine's state
+_OPENING = (sqlite3.DatabaseError, UnicodeDecodeError)
 
 _PRAGMAS = (
     "PRAGMA journal_mode = WAL",
@@ -77,17 +93,19 @@ class Store:
         fresh = not path.exists()
         try:
             writer = await _connect(path, read_only=False)
-        except _DAMAGE as exc:
-            raise DatabaseCorrupt(f"{path}: {exc}; move it aside to start afresh") from exc
+        except _OPENING as exc:
+            raise opening_failure(path, exc) from exc
         if fresh:
             path.chmod(0o600)
         try:
-            await _check_integrity(writer)
+            await _check_integrity(writer, path)
             await _migrate(writer)
+            await _check_schema(writer, path)
+            await _check_writable(writer)
             reader = await _connect(path, read_only=True)
-        except _DAMAGE as exc:
+        except _OPENING as exc:
             await writer.close()
-            raise DatabaseCorrupt(f"{path}: {exc}; move it aside to start afresh") from exc
+            raise opening_failure(path, exc) from exc
         except BaseException:
             await writer.close()
             raise
@@ -103,20 +121,33 @@ class Store:
         """Run `unit` as one BEGIN IMMEDIATE … COMMIT on the writer; roll back on error."""
         async with self._write_lock:
             with anyio.CancelScope(shield=True):
-                conn = self._writer
-                await conn.execute("BEGIN IMMEDIATE")
                 try:
-                    result = await unit(conn)
-                    await conn.execute("COMMIT")
-                except sqlite3.OperationalError as exc:
-                    await conn.execute("ROLLBACK")
-                    if "full" in str(exc):
-                        raise StorageFull(f"the state database is full: {exc}") from exc
-                    raise
-                except BaseException:
-                    await conn.execute("ROLLBACK")
+                    result = await self._write_unit(unit)
+                except sqlite3.Error as exc:
+                    if is_storage_full(exc):
+                        raise StorageFull(
+                            f"no space left for the state database ({self.path}): {exc}; "
+                            "free some space, then retry (reads go on meanwhile)"
+                        ) from exc
                     raise
             return result
+
+    async def _write_unit(self, unit: Unit[T]) -> T:
+        conn = self._writer
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = await unit(conn)
+            await conn.execute("COMMIT")
+        except BaseException:
+            # SQLite has already rolled back by itself after some errors (SQLITE_FULL,
+            # SQLITE_IOERR, …): a ROLLBACK then fails and would hide the real error.
+            if conn.in_transaction:
+                try:
+                    await conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    log.exception("rollback_failed")
+            raise
+        return result
 
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         # One hop to the reader thread (execute and fetch together), not two.
@@ -133,12 +164,37 @@ class Store:
         return row is not None and row[0] == 1
 
 
-async def _check_integrity(conn: aiosqlite.Connection) -> None:
+async def _check_integrity(conn: aiosqlite.Connection, path: Path) -> None:
     async with conn.execute("PRAGMA quick_check") as cursor:
         rows = [row[0] for row in await cursor.fetchall()]
     if rows != ["ok"]:
         damage = "; ".join(str(r) for r in rows[:5])
-        raise DatabaseCorrupt(f"integrity check failed: {damage}")
+        raise DatabaseCorrupt(
+            f"{path} is damaged (integrity check: {damage}); move it aside to start afresh"
+        )
+
+
+async def _check_schema(conn: aiosqlite.Connection, path: Path) -> None:
+    """A table or index gone (dropped by hand) fails here, not in every call later."""
+    missing = missing_objects(list(await conn.execute_fetchall(SCHEMA_SQL)))
+    if missing:
+        raise DatabaseCorrupt(
+            f"{path} is damaged: its schema lacks {', '.join(missing[:5])}; restore it from a "
+            "backup, or move it aside to start afresh"
+        )
+
+
+async def _check_writable(conn: aiosqlite.Connection) -> None:
+    """SQLite opens a file it may not write (a read-only file or mount) read-only without a
+    word; a write that is rolled back makes it say SQLITE_READONLY now, not on every call."""
+    async with conn.execute("PRAGMA user_version") as cursor:
+        row = await cursor.fetchone()
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        await conn.execute(f"PRAGMA user_version = {int(row[0]) if row else 0}")
+    finally:
+        if conn.in_transaction:
+            await conn.execute("ROLLBACK")
 
 
 async def _migrate(conn: aiosqlite.Connection) -> None:

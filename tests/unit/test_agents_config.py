@@ -165,3 +165,10 @@ def test_locate_key_finds_the_key_after_any_preamble(key: str, padding: int) -> 
     text = "\n" * padding + '[agents.a]\n# comment\nmodel = "m"\nruntime = "r"\nallowedTools = []\n'
     expected = padding + {"model": 3, "runtime": 4, "allowedTools": 5}[key]
     assert locate_key(text, ("agents", "a", key)) == expected
+
+
+def test_nesting_too_deep_for_tomllib_is_a_config_error_at_its_line() -> None:
+    text = 'x = 1\n[agents.a]\nruntime = "claude"\nmodel = ' + "[" * 50_000 + "]" * 50_000
+    error = error_of(text)
+    assert error.line == 4
+    assert "nested too deeply" in error.message

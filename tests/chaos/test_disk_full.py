@@ -1,0 +1,133 @@
+"""A full disk under the state home: writes say STORAGE_FULL, reads go on, writes resume
+when space returns, and a restart on the full disk serves the intact database.
+
+The home lives on a small tmpfs mounted for the test (root only; CI runs as root, and under
+CI=true a skip is a failure). A filler file takes every free byte; deleting it gives the
+space back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from alpctl.client import Client, RpcError
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+pytestmark = pytest.mark.chaos
+
+TMPFS_SIZE = "8m"
+
+
+@contextlib.contextmanager
+def small_filesystem() -> Iterator[Path]:
+    """A fresh tmpfs of TMPFS_SIZE, unmounted afterwards."""
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("the disk-full test needs root to mount a tmpfs, and CI runs as root")
+        pytest.skip("needs root to mount a small tmpfs")
+    mount_point = Path(tempfile.mkdtemp(prefix="alp-full-"))
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE},mode=0700", "tmpfs", str(mount_point)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, f"cannot mount a tmpfs: {done.stderr}"
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+        mount_point.rmdir()
+
+
+def fill(directory: Path) -> Path:
+    """A file holding every free byte of `directory`'s filesystem."""
+    filler = directory / "filler"
+    with filler.open("wb", buffering=0) as f:
+        with contextlib.suppress(OSError):
+            while True:
+                f.write(b"\0" * 65536)
+        with contextlib.suppress(OSError):
+            while True:  # the last few bytes, one at a time
+                f.write(b"\0")
+    return filler
+
+
+def create(client: Client, title: str) -> str:
+    """ "created", or the name of the error the daemon answered."""
+    try:
+        client.call("thread/create", {"title": title, "cwd": "/tmp"})
+    except RpcError as exc:
+        return exc.name
+    return "created"
+
+
+def titles(client: Client) -> list[str]:
+    result: Any = client.call("thread/list", {"all": True})
+    return sorted(t["title"] for t in result["threads"])
+
+
+def test_disk_full_says_storage_full_reads_go_on_and_writes_resume(tmp_path: Path) -> None:
+    with small_filesystem() as disk, running_daemon(disk) as daemon, daemon.client() as conn:
+        for i in range(20):
+            assert create(conn, f"before {i:02}") == "created"
+        before = titles(conn)
+        filler = fill(disk)
+        for i in range(5):
+            refused = create(conn, f"refused {i} " + "x" * 1000)
+            assert refused == "STORAGE_FULL", daemon.log_text()[-3000:]
+        assert titles(conn) == before
+        filler.unlink()
+        assert create(conn, "after") == "created", daemon.log_text()[-3000:]
+        assert titles(conn) == sorted([*before, "after"])
+
+
+def test_a_restart_on_a_full_disk_says_so_and_starts_once_space_returns(tmp_path: Path) -> None:
+    """A clean stop removes the WAL and shared-memory files, and opening a WAL database
+    writes the latter: alpd cannot start on a disk with no free block. It must say that,
+    not call the intact database damaged."""
+    with small_filesystem() as disk, running_daemon(disk) as daemon:
+        before = make_threads(daemon)
+        assert daemon.stop() == 0
+        filler = fill(disk)
+        with pytest.raises(RuntimeError) as refused:
+            daemon.start()
+        message = str(refused.value)
+        assert "no space left" in message and "not damaged" in message, message
+        assert "move it aside" not in message and "Traceback" not in message, message
+        filler.unlink()
+        daemon.start()
+        with daemon.client() as conn:
+            assert titles(conn) == before
+            assert create(conn, "after") == "created"
+
+
+def test_a_restart_after_kill9_on_a_full_disk_serves_reads_and_refuses_writes(
+    tmp_path: Path,
+) -> None:
+    """After kill -9 the shared-memory file is still there: alpd starts on the full disk,
+    reads go on and writes say STORAGE_FULL."""
+    with small_filesystem() as disk, running_daemon(disk) as daemon:
+        before = make_threads(daemon)
+        daemon.kill9()
+        filler = fill(disk)
+        daemon.start()
+        with daemon.client() as conn:
+            assert titles(conn) == before
+            assert create(conn, "refused " + "x" * 1000) == "STORAGE_FULL"
+            filler.unlink()
+            assert create(conn, "after") == "created"
+
+
+def make_threads(daemon: DaemonProcess) -> list[str]:
+    with daemon.client() as conn:
+        for i in range(20):
+            assert create(conn, f"kept {i:02}") == "created"
+        return titles(conn)
