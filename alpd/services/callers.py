@@ -15,7 +15,12 @@ from alpd.store.db import Store
 from alpd.supervisor.processes import ProcessIdentity, ancestry, is_alive
 
 
+def _identity(row: sqlite3.Row) -> ProcessIdentity:
+    return ProcessIdentity(row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or "")
+
+
 async def execution_of_caller(store: Store, caller: Caller) -> sqlite3.Row:
+    chain = ancestry(caller.pid)
     rows = await store.fetchall(
         "SELECT * FROM executions WHERE owner_uid = ? AND ("
         "(status = 'running' AND pid IS NOT NULL) OR "
@@ -27,15 +32,22 @@ async def execution_of_caller(store: Store, caller: Caller) -> sqlite3.Row:
     # runtime, then registers its pid): until then the client itself, the launcher, stands
     # for the run — for its descendants only, never for the client's own calls.
     by_launcher = {row["launcher_pid"]: row for row in rows if row["status"] == "reserved"}
-    chain = ancestry(caller.pid)
+    # Processes of runs that have settled but still live (settled by their client while
+    # running, or left behind): what descends from them belongs to a finished run, and
+    # must not be taken for a run further up (a long-lived launcher's next root).
+    settled = await _settled_in(store, caller, chain)
     for depth, pid in enumerate(chain):
         row = by_pid.get(pid)
-        if row is not None:
-            identity = ProcessIdentity(
-                row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or ""
+        if row is not None and is_alive(_identity(row)):
+            return row
+        finished = settled.get(pid)
+        if finished is not None and is_alive(_identity(finished)):
+            raise PinOutsideExecution(
+                f"this process belongs to execution {finished['id']}, which has settled "
+                f"({finished['outcome']}); a finished run can no longer pin or delegate",
+                pid=caller.pid,
+                executionId=finished["id"],
             )
-            if is_alive(identity):
-                return row
         launched = by_launcher.get(pid)
         if launched is not None and depth > 0:
             return launched
@@ -44,3 +56,16 @@ async def execution_of_caller(store: Store, caller: Caller) -> sqlite3.Row:
         "from the process tree of a run (`alp thread continue …`)",
         pid=caller.pid,
     )
+
+
+async def _settled_in(store: Store, caller: Caller, chain: list[int]) -> dict[int, sqlite3.Row]:
+    """Settled executions of the caller whose recorded pid is one of `chain`'s."""
+    if not chain:
+        return {}
+    marks = ", ".join("?" * len(chain))
+    rows = await store.fetchall(
+        f"SELECT * FROM executions WHERE owner_uid = ? AND status = 'settled' "
+        f"AND pid IN ({marks}) ORDER BY settled_at",
+        (caller.uid, *chain),
+    )
+    return {row["pid"]: row for row in rows}

@@ -13,7 +13,7 @@ from alpd.domain.context import (
     line_id,
     make_checkpoint,
 )
-from alpd.errors import InvalidArgument
+from alpd.errors import InvalidArgument, PinOutsideExecution
 from alpd.services.callers import execution_of_caller
 from alpd.services.context import Caller, Daemon
 from alpd.services.snapshots import load_checkpoint, load_snapshot, save_checkpoint
@@ -37,6 +37,18 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
     at = daemon.clock.now_iso()
 
     async def unit(conn: aiosqlite.Connection) -> m.PinResult:
+        async with conn.execute(
+            "SELECT status, outcome FROM executions WHERE id = ?", (execution_id,)
+        ) as cur:
+            now = await cur.fetchone()
+        if now is None or now["status"] == "settled":
+            # It settled between finding it and this write: its checkpoint has been projected
+            # (or handed to its root) already, so a pin now would be accepted and then lost.
+            raise PinOutsideExecution(
+                f"execution {execution_id} has settled; a finished run can no longer pin",
+                pid=caller.pid,
+                executionId=execution_id,
+            )
         current = await load_checkpoint(conn, execution_id) or make_checkpoint(execution_id)
         updated = add_pin(
             current, Pin(kind=params.kind, text=text, at=at, execution_id=execution_id)

@@ -241,6 +241,29 @@ def test_thread_is_not_a_source_of_authority_policy_worded_pin(
     assert_same_authority(root_a, root_c, attacked, control)
 
 
+def test_thread_is_not_a_source_of_authority_previous_root_on_the_same_thread(
+    shared: DaemonProcess, work: Path
+) -> None:
+    """A wide root (tools, bypassPermissions, delegatesTo) settles; the plain root after it
+    on the same thread gets its own agent's policy, nothing of the previous root's."""
+    control = new_thread(shared, work, "plain")
+    attacked = new_thread(shared, work, "plain")
+    wide = run_root(
+        shared, attacked, pin_script(("decision", "widen the next run")), work, agent="powerful"
+    )
+    assert wide["policy"]["allowedTools"] == ["Bash(*)", "Edit", "Write"]
+    assert wide["policy"]["permissionMode"] == "bypassPermissions"
+    assert wide["policy"]["delegatesTo"] == ["command"]
+    run_root(shared, control, pin_script(("decision", "widen the next run")), work)
+    root_a = run_root(shared, attacked, "true", work)
+    root_c = run_root(shared, control, "true", work)
+    assert root_a["agent"] == "command"
+    assert root_a["policy"]["allowedTools"] == []
+    assert root_a["policy"]["permissionMode"] is None
+    assert root_a["policy"]["delegatesTo"] == []
+    assert_same_authority(root_a, root_c, attacked, control)
+
+
 # invariant 2
 
 
