@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck unit integration e2e chaos fuzz bench runtimes openrpc clean
+.PHONY: install run test lint typecheck unit integration e2e chaos fuzz bench runtimes editors openrpc clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,7 +20,7 @@ run: $(STAMP)
 	$(BIN)/alpd
 
 ## lint + type check + the whole suite (unit, integration, fuzz, chaos, e2e with the real CLIs)
-test: $(STAMP) runtimes lint typecheck
+test: $(STAMP) runtimes editors lint typecheck
 	$(BIN)/python -m pytest -q tests
 
 lint: $(STAMP)
@@ -33,6 +33,14 @@ typecheck: $(STAMP)
 ## the real claude and codex CLIs, pinned, cached outside the checkout
 runtimes:
 	bash tests/e2e/install_runtimes.sh
+
+## what the editor tests need: Debian's neovim (apt, when nvim is missing) and the VS Code
+## extension's npm packages (exactly the lock's, in editors/vscode/node_modules)
+editors:
+	command -v nvim >/dev/null || { apt-get update -q && apt-get install -y -q neovim; }
+	cd editors/vscode && { test -f node_modules/.package-lock.json && \
+		cmp -s package-lock.json .lock-installed || { npm ci --no-audit --no-fund && \
+		cp package-lock.json .lock-installed; }; }
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit tests/fuzz

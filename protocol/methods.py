@@ -19,6 +19,28 @@ class MethodSpec:
     #: may wait for long (a run to settle, processes to end): served in its own task so the
     #: connection keeps answering; every other method is served inline, in order
     blocking: bool = False
+    #: the domain errors (protocol.errors names) this method answers with, besides the ones
+    #: any method may answer with (COMMON_ERRORS)
+    errors: tuple[str, ...] = ()
+
+
+#: what any method may answer: the caller is not the owner, an argument out of its domain,
+#: the database full, the daemon on its way out
+COMMON_ERRORS = ("PERMISSION_DENIED", "INVALID_ARGUMENT", "STORAGE_FULL", "SHUTTING_DOWN")
+
+_THREAD = ("THREAD_NOT_FOUND",)
+_WRITE = (*_THREAD, "THREAD_REVISION_CONFLICT")
+_EXECUTION = ("EXECUTION_NOT_FOUND",)
+_LAUNCH = (
+    "THREAD_BUSY",
+    "THREAD_CLOSED",
+    "THREAD_REVISION_CONFLICT",
+    "THREAD_CONTEXT_TAMPERED",
+    "RUNTIME_NOT_FOUND",
+    "RUNTIME_UNAVAILABLE",
+    "AGENT_NOT_FOUND",
+    "SPAWN_FAILED",
+)
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -36,35 +58,74 @@ METHODS: dict[str, MethodSpec] = {
     "thread/list": MethodSpec(
         m.ThreadListParams, m.ThreadListResult, "threads of a workspace (default: the caller's)"
     ),
-    "thread/close": MethodSpec(m.ThreadRef, m.Thread, "close a thread (no reopen)"),
-    "thread/archive": MethodSpec(m.ThreadRef, m.Thread, "archive a closed thread"),
+    "thread/close": MethodSpec(
+        m.ThreadRef, m.Thread, "close a thread (no reopen)", errors=(*_WRITE, "THREAD_BUSY")
+    ),
+    "thread/archive": MethodSpec(
+        m.ThreadRef, m.Thread, "archive a closed thread", errors=(*_WRITE, "THREAD_NOT_CLOSED")
+    ),
     "thread/start": MethodSpec(
-        m.StartParams, m.ContinueResult, "a new Thread and its root #1 (what bare `alp` does)"
+        m.StartParams,
+        m.ContinueResult,
+        "a new Thread and its root #1 (what bare `alp` does)",
+        errors=_LAUNCH,
     ),
     "thread/continue": MethodSpec(
-        m.ContinueParams, m.ContinueResult, "open a new root on the current context"
+        m.ContinueParams,
+        m.ContinueResult,
+        "open a new root on the current context",
+        errors=(*_THREAD, *_LAUNCH),
     ),
     "thread/show": MethodSpec(
-        m.ThreadShowParams, m.ThreadShowResult, "reconcile, then thread + roots + context"
+        m.ThreadShowParams,
+        m.ThreadShowResult,
+        "reconcile, then thread + roots + context",
+        errors=(*_THREAD, "THREAD_CONTEXT_TAMPERED"),
     ),
     "thread/context": MethodSpec(
-        m.ContextParams, m.ContextResult, "a snapshot, each line with sourceExecutionId"
+        m.ContextParams,
+        m.ContextResult,
+        "a snapshot, each line with sourceExecutionId",
+        errors=(*_THREAD, "THREAD_CONTEXT_TAMPERED"),
     ),
     "thread/reconcile": MethodSpec(
-        m.ThreadShowParams, m.ReconcileResult, "settle dead roots as interrupted"
+        m.ThreadShowParams,
+        m.ReconcileResult,
+        "settle dead roots as interrupted",
+        errors=(*_THREAD, "THREAD_CONTEXT_TAMPERED"),
     ),
     "context/pin": MethodSpec(
-        m.PinParams, m.PinResult, "add a pin to the calling execution's checkpoint"
+        m.PinParams,
+        m.PinResult,
+        "add a pin to the calling execution's checkpoint",
+        errors=("PIN_OUTSIDE_EXECUTION", "EXECUTION_SETTLED"),
     ),
     "execution/attach": MethodSpec(
-        m.AttachParams, m.Execution, "register the pid of an interactive run the client started"
+        m.AttachParams,
+        m.Execution,
+        "register the pid of an interactive run the client started",
+        errors=(*_EXECUTION, "EXECUTION_SETTLED"),
     ),
     "execution/settle": MethodSpec(
-        m.SettleParams, m.Execution, "record the outcome of a root; projects its checkpoint"
+        m.SettleParams,
+        m.Execution,
+        "record the outcome of a root; projects its checkpoint",
+        errors=(
+            *_EXECUTION,
+            "EXECUTION_SETTLED",
+            "THREAD_EXECUTION_BINDING_MISMATCH",
+            "THREAD_CONTEXT_TAMPERED",
+        ),
     ),
-    "execution/show": MethodSpec(m.ExecutionRef, m.Execution, "one execution, with its policy"),
+    "execution/show": MethodSpec(
+        m.ExecutionRef, m.Execution, "one execution, with its policy", errors=_EXECUTION
+    ),
     "execution/wait": MethodSpec(
-        m.WaitParams, m.Execution, "block until the execution settles", blocking=True
+        m.WaitParams,
+        m.Execution,
+        "block until the execution settles",
+        blocking=True,
+        errors=_EXECUTION,
     ),
     "execution/logs": MethodSpec(
         m.LogsParams,
@@ -72,19 +133,38 @@ METHODS: dict[str, MethodSpec] = {
         "what a headless run printed, from byte offsets on (secrets filtered)",
     ),
     "execution/cancel": MethodSpec(
-        m.ExecutionRef, m.Execution, "end an execution; cascades down its graph", blocking=True
+        m.ExecutionRef,
+        m.Execution,
+        "end an execution; cascades down its graph",
+        blocking=True,
+        errors=_EXECUTION,
     ),
     "execution/delegate": MethodSpec(
-        m.DelegateParams, m.DelegateResult, "from inside a run: a child for an agent in delegatesTo"
+        m.DelegateParams,
+        m.DelegateResult,
+        "from inside a run: a child for an agent in delegatesTo",
+        errors=(
+            "PIN_OUTSIDE_EXECUTION",
+            "EXECUTION_SETTLED",
+            "DELEGATION_DENIED",
+            "AGENT_NOT_FOUND",
+            "RUNTIME_NOT_FOUND",
+            "RUNTIME_UNAVAILABLE",
+            "SPAWN_FAILED",
+        ),
     ),
     "delegation/tree": MethodSpec(
-        m.TreeParams, m.TreeNode, "the graph of a root, with its thread or legacy-unthreaded"
+        m.TreeParams,
+        m.TreeNode,
+        "the graph of a root, with its thread or legacy-unthreaded",
+        errors=("PIN_OUTSIDE_EXECUTION", *_EXECUTION),
     ),
     "thread/sync": MethodSpec(
         m.ThreadSyncParams,
         m.ThreadSyncResult,
         "re-run the history copy of every settled root; idempotent; history/progress",
         blocking=True,
+        errors=_THREAD,
     ),
     "history/import": MethodSpec(
         m.HistoryImportParams,
@@ -96,6 +176,7 @@ METHODS: dict[str, MethodSpec] = {
         m.HistorySearchParams,
         m.HistorySearchResult,
         "full-text search across the caller's threads and legacy imports (bm25, snippets)",
+        errors=_THREAD,
     ),
     "events/subscribe": MethodSpec(
         m.SubscribeParams, m.SubscribeResult, "server notifications on this connection"

@@ -1,6 +1,19 @@
 """The OpenRPC document of the wire contract, generated from `protocol.methods` and the
 msgspec types, so a client in another language can be written from it alone.
 
+How the document maps the wire (the choices OpenRPC leaves open):
+- Params are by name, one content descriptor per field of the method's params Struct
+  (camelCase, `required` when the field has no default): exactly the object the server reads.
+- Each method's `errors` lists, by `$ref` into `components.errors`, the domain errors it may
+  answer with: its own (`MethodSpec.errors`) and those any method may answer with.
+- Server → client notifications (sent after `events/subscribe`) are not methods a client
+  calls, so they sit in the `x-notifications` extension: one entry per notification method,
+  shaped like a method without a result (`name`, `description`, `params`).
+- Every `$ref` points inside the document (`#/components/...`), so dereferencing needs no
+  network, and none is recursive, so it terminates: the OpenRPC tooling expands references
+  in place and never returns from a cycle. A type that contains itself (`TreeNode.children`)
+  says so with `x-recursive` on an open object schema instead of a `$ref` back to itself.
+
 `python -m protocol.openrpc > protocol/openrpc.json` regenerates the checked-in copy
 (`make openrpc`); a test fails when the copy is stale.
 """
@@ -14,11 +27,59 @@ import msgspec
 
 from protocol import errors
 from protocol.messages import NOTIFICATIONS, PROTOCOL_VERSION
-from protocol.methods import METHODS
+from protocol.methods import COMMON_ERRORS, METHODS
+
+_SCHEMAS = "#/components/schemas/"
 
 
-def _ref_template(name: str) -> str:
-    return f"#/components/schemas/{name}"
+def _params(struct_schema: dict[str, Any], components: dict[str, Any]) -> list[dict[str, Any]]:
+    """One content descriptor per property of a params Struct, in declaration order."""
+    target = components[struct_schema["$ref"].removeprefix(_SCHEMAS)]
+    required = set(target.get("required", ()))
+    return [
+        {"name": name, "required": name in required, "schema": schema}
+        for name, schema in target.get("properties", {}).items()
+    ]
+
+
+def _break_cycles(components: dict[str, Any]) -> None:
+    """Depth-first over the reference graph: each `$ref` to a schema still being walked (a
+    back edge) becomes an open object schema naming it (`x-recursive`), so every chain ends."""
+    done: set[str] = set()
+
+    def visit(name: str, walking: tuple[str, ...]) -> None:
+        walking = (*walking, name)
+        rewrite(components[name], walking)
+        done.add(name)
+
+    def rewrite(node: Any, walking: tuple[str, ...]) -> None:
+        children = (
+            node if isinstance(node, list) else node.values() if isinstance(node, dict) else ()
+        )
+        for child in children:
+            if not isinstance(child, dict | list):
+                continue
+            ref = child.get("$ref") if isinstance(child, dict) else None
+            target = ref.removeprefix(_SCHEMAS) if isinstance(ref, str) else None
+            if target in walking:
+                child.clear()
+                child.update(
+                    {"type": "object", "description": f"a {target} (nested)", "x-recursive": ref}
+                )
+            elif target is not None:
+                if target not in done:
+                    visit(target, walking)
+            else:
+                rewrite(child, walking)
+
+    for name in list(components):
+        if name not in done:
+            visit(name, ())
+
+
+def _error_refs(names: tuple[str, ...]) -> list[dict[str, str]]:
+    ordered = dict.fromkeys((*names, *COMMON_ERRORS))
+    return [{"$ref": f"#/components/errors/{name}"} for name in ordered]
 
 
 def build_document() -> dict[str, Any]:
@@ -26,9 +87,8 @@ def build_document() -> dict[str, Any]:
     for spec in METHODS.values():
         types += [spec.params, spec.result]
     types += list(NOTIFICATIONS.values())
-    schemas, components = msgspec.json.schema_components(
-        types, ref_template=_ref_template("{name}")
-    )
+    schemas, components = msgspec.json.schema_components(types, ref_template=_SCHEMAS + "{name}")
+    _break_cycles(components)
     refs = iter(schemas)
     methods = []
     for name, spec in METHODS.items():
@@ -38,12 +98,17 @@ def build_document() -> dict[str, Any]:
                 "name": name,
                 "summary": spec.summary,
                 "paramStructure": "by-name",
-                "params": [{"name": "params", "required": True, "schema": params_schema}],
+                "params": _params(params_schema, components),
                 "result": {"name": "result", "schema": result_schema},
+                "errors": _error_refs(spec.errors),
             }
         )
     notifications = [
-        {"name": name, "schema": next(refs), "description": "server → client notification"}
+        {
+            "name": name,
+            "description": "server → client notification, sent to subscribers (events/subscribe)",
+            "params": _params(next(refs), components),
+        }
         for name in NOTIFICATIONS
     ]
     error_table = {
@@ -58,7 +123,7 @@ def build_document() -> dict[str, Any]:
             "description": (
                 "JSON-RPC 2.0 over a Unix stream socket; framing is NDJSON or LSP "
                 "Content-Length headers, chosen by the client's first byte. Domain errors "
-                "carry error.data.name."
+                "carry error.data.name. Notifications are listed in x-notifications."
             ),
         },
         "methods": methods,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from protocol import openrpc
 from protocol.errors import DOMAIN_ERRORS
-from protocol.methods import METHODS
+from protocol.messages import NOTIFICATIONS
+from protocol.methods import COMMON_ERRORS, METHODS
 
 CHECKED_IN = Path(openrpc.__file__).with_name("openrpc.json")
 
@@ -33,3 +34,57 @@ def test_domain_error_codes_are_unique_and_outside_the_reserved_range() -> None:
     codes = [code for code, _ in DOMAIN_ERRORS.values()]
     assert len(codes) == len(set(codes))
     assert all(not -32768 <= code <= -32000 for code in codes)
+
+
+def test_openrpc_params_are_the_fields_the_server_reads_by_name() -> None:
+    document = json.loads(CHECKED_IN.read_text())
+    by_name = {m["name"]: m for m in document["methods"]}
+    assert by_name["daemon/ping"]["params"] == []
+    show = {p["name"]: p["required"] for p in by_name["thread/show"]["params"]}
+    assert show == {"threadId": True}
+    assert all(p["name"] != "params" for m in document["methods"] for p in m["params"])
+
+
+def test_every_method_lists_known_domain_errors() -> None:
+    document = json.loads(CHECKED_IN.read_text())
+    for method in document["methods"]:
+        names = [ref["$ref"].rsplit("/", 1)[1] for ref in method["errors"]]
+        assert set(names) <= set(DOMAIN_ERRORS), method["name"]
+        assert set(COMMON_ERRORS) <= set(names)
+    pin = next(m for m in document["methods"] if m["name"] == "context/pin")
+    assert {"$ref": "#/components/errors/PIN_OUTSIDE_EXECUTION"} in pin["errors"]
+
+
+def test_notifications_are_described_with_their_params() -> None:
+    document = json.loads(CHECKED_IN.read_text())
+    notes = {n["name"]: n for n in document["x-notifications"]}
+    assert set(notes) == set(NOTIFICATIONS)
+    assert {p["name"] for p in notes["thread/changed"]["params"]} == {"thread", "change"}
+
+
+def test_no_schema_reference_chain_is_a_cycle() -> None:
+    """The OpenRPC dereferencer expands $refs in place: a cycle would never end."""
+    schemas = json.loads(CHECKED_IN.read_text())["components"]["schemas"]
+
+    def refs(node: object) -> list[str]:
+        if isinstance(node, dict):
+            own = [node["$ref"].rsplit("/", 1)[1]] if "$ref" in node else []
+            return own + [r for v in node.values() for r in refs(v)]
+        if isinstance(node, list):
+            return [r for v in node for r in refs(v)]
+        return []
+
+    def reaches_itself(start: str) -> bool:
+        seen, todo = set(), refs(schemas[start])
+        while todo:
+            name = todo.pop()
+            if name == start:
+                return True
+            if name not in seen:
+                seen.add(name)
+                todo += refs(schemas[name])
+        return False
+
+    assert not [name for name in schemas if reaches_itself(name)]
+    tree = schemas["TreeNode"]["properties"]["children"]["items"]
+    assert tree["x-recursive"] == "#/components/schemas/TreeNode"
