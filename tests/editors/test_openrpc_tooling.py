@@ -14,7 +14,7 @@ DOCUMENT = Path(openrpc.__file__).with_name("openrpc.json")
 
 def test_schema_utils_validates_and_dereferences_the_document_within_5_s(node: str) -> None:
     done = subprocess.run(
-        [node, str(REPO / "tests" / "node" / "openrpc_check.cjs"), str(DOCUMENT), str(NODE_MODULES)],
+        [node, str(REPO / "tests/node/openrpc_check.cjs"), str(DOCUMENT), str(NODE_MODULES)],
         capture_output=True,
         text=True,
         timeout=120,
