@@ -53,24 +53,23 @@ def _break_cycles(components: dict[str, Any]) -> None:
         done.add(name)
 
     def rewrite(node: Any, walking: tuple[str, ...]) -> None:
-        children = (
-            node if isinstance(node, list) else node.values() if isinstance(node, dict) else ()
-        )
+        children = node if isinstance(node, list) else list(node.values())
         for child in children:
-            if not isinstance(child, dict | list):
+            if isinstance(child, list):
+                rewrite(child, walking)
+            if not isinstance(child, dict):
                 continue
-            ref = child.get("$ref") if isinstance(child, dict) else None
+            ref = child.get("$ref")
             target = ref.removeprefix(_SCHEMAS) if isinstance(ref, str) else None
-            if target in walking:
+            if target is None:
+                rewrite(child, walking)
+            elif target in walking:
                 child.clear()
                 child.update(
                     {"type": "object", "description": f"a {target} (nested)", "x-recursive": ref}
                 )
-            elif target is not None:
-                if target not in done:
-                    visit(target, walking)
-            else:
-                rewrite(child, walking)
+            elif target not in done:
+                visit(target, walking)
 
     for name in list(components):
         if name not in done:
