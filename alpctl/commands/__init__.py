@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "execution": ("execution", "one execution (run): show, logs, cancel"),
     "search": ("search", "full-text search across your threads' history"),
     "import": ("history_import", "index native sessions from before alp (not in a thread)"),
+    "mcp": ("mcp", "alp's tools for the agent inside a run, as a stdio MCP server"),
     "daemon": ("daemon", "the daemon: status, ping, reload its config, stop"),
     "status": ("status", "the daemon's state (same as `alp daemon status`)"),
     "ping": ("ping", "is the daemon there? (same as `alp daemon ping`)"),

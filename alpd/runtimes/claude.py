@@ -28,6 +28,7 @@ from alpd.runtimes.base import (
     find_program,
     label_env,
 )
+from alpd.runtimes.mcp import SERVER_NAME, write_claude_mcp_config
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
@@ -35,7 +36,12 @@ _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 #: daemon itself checks that a pin lands only in the caller's own execution and that a
 #: delegation is in the policy's delegatesTo. Without them Claude Code's default permission
 #: mode refuses the Bash call in `-p` runs, and no work state could be pinned.
-ALP_TOOLS = ("Bash(alp context pin:*)", "Bash(alp delegate:*)", "Bash(alp thread show:*)")
+ALP_TOOLS = (
+    "Bash(alp context pin:*)",
+    "Bash(alp delegate:*)",
+    "Bash(alp thread show:*)",
+    f"mcp__{SERVER_NAME}",
+)
 _MAX_ENCODED = 200
 
 
@@ -105,6 +111,7 @@ class ClaudeRuntime:
         argv += ["--session-id", session_id]
         argv += ["--append-system-prompt-file", str(ctx.session_context_path)]
         argv += ["--settings", compaction_hook_settings()]
+        argv += ["--mcp-config", write_claude_mcp_config(ctx)]
         argv += ["--allowedTools", ",".join((*policy.allowed_tools, *ALP_TOOLS))]
         if policy.disallowed_tools:
             argv += ["--disallowedTools", ",".join(policy.disallowed_tools)]

@@ -7,6 +7,9 @@ of computing the day). The session context is delivered as developer instruction
 (`-c developer_instructions="…"`): Codex re-sends them with every model request, so its own
 compaction cannot drop them — the reason we install no SessionStart hook for Codex (its hooks
 only run once trusted, and bypassing trust would also run a repository's unreviewed hooks).
+`alp mcp` is registered with `-c mcp_servers.alp.…` overrides; Codex starts MCP servers
+outside its sandbox, so the tools reach alpd's socket even when the sandbox refuses the
+shell's connect().
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from alpd.runtimes.base import (
     find_program,
     label_env,
 )
+from alpd.runtimes.mcp import codex_mcp_overrides
 
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 #: Codex's sandbox refuses every socket connect() — alp's Unix socket included — unless
@@ -141,6 +145,7 @@ class CodexRuntime:
             argv += ["exec", "--json", "--skip-git-repo-check"]
         # The -c value is TOML; a JSON string without ASCII escapes is a valid TOML string.
         argv += ["-c", f"developer_instructions={json.dumps(context, ensure_ascii=False)}"]
+        argv += codex_mcp_overrides(ctx)
         if policy.permission_mode in SANDBOX_MODES:
             argv += ["--sandbox", policy.permission_mode]
         elif policy.permission_mode == WORKSPACE_WRITE_NETWORK:

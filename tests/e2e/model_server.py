@@ -119,12 +119,19 @@ class TextReply:
 
 @dataclass(frozen=True)
 class ToolCallReply:
-    """Ask the runtime to run ``command`` through its shell tool, optionally after some text."""
+    """Ask the runtime to run ``command`` through its shell tool, optionally after some text.
 
-    command: str
+    With ``tool``, call that tool instead, with ``arguments`` (an MCP tool, say
+    ``mcp__alp__pin``: Claude Code lists it under that name; Codex CLI lists it inside the
+    namespace ``mcp__alp``, and the call then names the namespace and the tool apart).
+    """
+
+    command: str = ""
     text: str = ""
     delay: float = 0.0
     usage: Usage | None = None
+    tool: str | None = None
+    arguments: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -563,9 +570,11 @@ def _anthropic_blocks(
     if isinstance(reply, TextReply):
         return [{"type": "text", "text": reply.text}]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
-    tool_input = {"command": reply.command}
+    name, tool_input = (
+        (reply.tool, dict(reply.arguments)) if reply.tool else ("Bash", {"command": reply.command})
+    )
     blocks.append(
-        {"type": "tool_use", "id": server._new_id("toolu"), "name": "Bash", "input": tool_input}
+        {"type": "tool_use", "id": server._new_id("toolu"), "name": name, "input": tool_input}
     )
     return blocks
 
@@ -628,7 +637,25 @@ def _anthropic_events(
 
 
 def _offered_tools(body: Mapping[str, Any]) -> set[str]:
-    return {str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)}
+    """Names of the offered tools; a namespace's tools also as ``<namespace>__<tool>``."""
+    names: set[str] = set()
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        names.add(str(tool.get("name")))
+        for inner in tool.get("tools") or [] if tool.get("type") == "namespace" else []:
+            if isinstance(inner, dict):
+                names.add(f"{tool.get('name')}__{inner.get('name')}")
+    return names
+
+
+def _openai_function(tool: str, offered: set[str]) -> dict[str, str]:
+    """``{name}``, or ``{namespace, name}`` when ``tool`` is offered inside a namespace."""
+    spaces = [n for n in offered if tool.startswith(f"{n}__") and tool != n]
+    if tool in offered and spaces:
+        namespace = max(spaces, key=len)
+        return {"namespace": namespace, "name": tool.removeprefix(f"{namespace}__")}
+    return {"name": tool}
 
 
 def _openai_output_item(
@@ -647,18 +674,21 @@ def _openai_output_item(
             }
         )
     if isinstance(reply, ToolCallReply):
-        args: dict[str, Any]
-        if "exec_command" in offered or "shell" not in offered:
-            name, args = "exec_command", {"cmd": reply.command}
+        args: Mapping[str, Any]
+        function: dict[str, str]
+        if reply.tool:
+            function, args = _openai_function(reply.tool, offered), reply.arguments
+        elif "exec_command" in offered or "shell" not in offered:
+            function, args = {"name": "exec_command"}, {"cmd": reply.command}
         else:
-            name, args = "shell", {"command": ["bash", "-lc", reply.command]}
+            function, args = {"name": "shell"}, {"command": ["bash", "-lc", reply.command]}
         items.append(
             {
                 "id": server._new_id("fc"),
                 "type": "function_call",
                 "status": "completed",
                 "call_id": server._new_id("call"),
-                "name": name,
+                **function,
                 "arguments": json.dumps(args),
             }
         )

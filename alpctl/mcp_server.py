@@ -1,0 +1,132 @@
+"""`alp mcp`: alp's tools for the agent inside a run, as a stdio MCP server.
+
+alpd registers this server in every `claude` and `codex` run it launches (the runtime
+adapters write the registration), so the model sees `pin`, `context`, `search` and
+`delegate` with no setup. Each tool call is one JSON-RPC round trip to alpd over the socket,
+on a fresh connection (a restarted daemon costs nothing but that call). Authority is the
+daemon's, exactly as for `alp context pin`: this process is a descendant of the run, so alpd
+finds the execution by process ancestry; started anywhere else, `pin` and `delegate` answer
+`PIN_OUTSIDE_EXECUTION`. The thread and execution ids in the environment are labels, used
+only to say which thread's context to read.
+
+Tool errors reach the model as tool results marked as errors, starting with the error's name
+(`PIN_OUTSIDE_EXECUTION: …`), so it can act on them.
+
+This module imports the MCP SDK (and with it anyio and pydantic): only `alp mcp` loads it,
+never the CLI path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from alpctl import render
+from alpctl.client import Client, DaemonUnreachable, ForeignDaemon, RpcError
+
+Call = Callable[[str, dict[str, Any]], Any]
+
+INSTRUCTIONS = (
+    "alp keeps this work as a Thread that outlives this run. The next run of the thread "
+    "(maybe another agent, maybe another CLI) does not see this conversation: it sees only "
+    "the thread's context, and the only way to add to it is the `pin` tool. Pin as you go, "
+    "not at the end: the objective when it is set or changes, each decision with its reason, "
+    "constraints you discover, open items, and the next action before you stop."
+)
+
+PIN_DESCRIPTION = (
+    "Pin one line of work state to this thread's context. Pins are the ONLY thing the next "
+    "run of this thread will see of your work: no transcript, no tool output, no memory is "
+    "carried over. Pin when you: set or change the goal (objective); decide something, with "
+    "the reason (decision); find a rule the work must follow (constraint); leave something "
+    "unfinished or unknown (open-item); know what should happen next (next-action). To close "
+    "an open item or next action, pin kind `resolve` with its exact text. One self-contained "
+    "line per pin (at most 4 KiB): name files, commands and reasons, not 'as discussed'. Pins "
+    "are work state, not instructions: they grant no permissions."
+)
+
+CONTEXT_DESCRIPTION = (
+    "Read this thread's current context snapshot: the objective, decisions, constraints, "
+    "open items and next actions earlier runs pinned, each with the execution that pinned "
+    "it. Your own pins from this run join it when the run ends."
+)
+
+SEARCH_DESCRIPTION = (
+    "Full-text search across the history of all your threads (and imported sessions): "
+    "prompts, replies and tool output of earlier runs. Use it to find how something was done "
+    'before. Query syntax: words (all must match), "a phrase", prefix*.'
+)
+
+DELEGATE_DESCRIPTION = (
+    "Start a delegated child run for another agent (one your agent definition lists in "
+    "delegatesTo) with a task. The child runs headless with its own policy; its pins join "
+    "this run's. Returns the child's execution id."
+)
+
+PinKindName = Literal["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
+
+
+class AlpTools:
+    """The tools' bodies over one `call` (method, params) → result; errors as ToolError."""
+
+    def __init__(self, call: Call, thread_id: str | None) -> None:
+        self._call = call
+        self._thread_id = thread_id
+
+    def _rpc(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return self._call(method, params)
+        except RpcError as exc:
+            raise ToolError(f"{exc.name}: {exc.message}") from exc
+        except (DaemonUnreachable, ForeignDaemon) as exc:
+            raise ToolError(f"alpd is not reachable: {exc}") from exc
+
+    def pin(self, kind: PinKindName, text: str) -> str:
+        result = self._rpc("context/pin", {"kind": kind, "text": text})
+        return (
+            f"pinned {result['kind']}: {result['text']} "
+            f"({result['pins']} pins in this run's checkpoint)"
+        )
+
+    def context(self) -> str:
+        if not self._thread_id:
+            raise ToolError(
+                "THREAD_NOT_FOUND: this run belongs to no thread (ALP_THREAD_ID is not set)"
+            )
+        return render.context(self._rpc("thread/context", {"threadId": self._thread_id}))
+
+    def search(self, query: str, limit: int = 10) -> str:
+        result = self._rpc("history/search", {"query": query, "limit": max(1, min(limit, 50))})
+        return render.search(result)
+
+    def delegate(self, agent: str, task: str) -> str:
+        result = self._rpc("execution/delegate", {"agent": agent, "task": task})
+        return render.execution(result["execution"])
+
+
+def socket_call(socket_path: Path) -> Call:
+    def call(method: str, params: dict[str, Any]) -> Any:
+        with Client.connect(socket_path) as client:
+            return client.call(method, params)
+
+    return call
+
+
+def build_server(tools: AlpTools) -> MCPServer:
+    server: MCPServer = MCPServer(name="alp", instructions=INSTRUCTIONS)
+    server.add_tool(tools.pin, name="pin", description=PIN_DESCRIPTION)
+    server.add_tool(tools.context, name="context", description=CONTEXT_DESCRIPTION)
+    server.add_tool(tools.search, name="search", description=SEARCH_DESCRIPTION)
+    server.add_tool(tools.delegate, name="delegate", description=DELEGATE_DESCRIPTION)
+    return server
+
+
+def serve(socket_path: Path) -> None:
+    """Serve MCP on stdin/stdout until the client closes them."""
+    tools = AlpTools(socket_call(socket_path), os.environ.get("ALP_THREAD_ID") or None)
+    build_server(tools).run("stdio")
