@@ -8,11 +8,16 @@ the test instead (a CI run that silently skips its editor tests proves nothing).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from alpd.testing.daemon import DaemonProcess, running_daemon
 
 REPO = Path(__file__).resolve().parents[2]
 VSCODE = REPO / "editors" / "vscode"
@@ -44,3 +49,31 @@ def nvim() -> str:
         _skip_or_fail("nvim is not on PATH (apt-get install neovim)")
     assert found is not None
     return found
+
+
+@dataclass
+class SeededDaemon:
+    """A real alpd with one thread whose first run pinned a decision and settled."""
+
+    daemon: DaemonProcess
+    work: Path
+    thread_id: str
+    execution_id: str
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> Iterator[SeededDaemon]:
+    work = tmp_path / "work"
+    work.mkdir()
+    with running_daemon(tmp_path) as daemon:
+        done = daemon.cli(
+            "--title", "planning the ledger", "--runtime", "command", "--headless", "--wait",
+            "--json", "--", "sh", "-c", f"alp context pin decision -- {DECISION}",
+            cwd=str(work),
+        )  # fmt: skip
+        assert done.returncode == 0, (done.stdout, done.stderr, daemon.log_text())
+        result = json.loads(done.stdout)
+        yield SeededDaemon(daemon, work, result["thread"]["id"], result["execution"]["id"])
+
+
+DECISION = "keep the ledger in sqlite"

@@ -1,0 +1,75 @@
+"""The Neovim plugin (editors/nvim) in a real `nvim --headless` against a real alpd: the
+threads list, a thread view, search into the quickfix list, and a live update."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import DECISION, NVIM_PLUGIN, REPO, SeededDaemon
+
+from alpd.paths import default_socket_path
+
+
+def run_nvim(nvim: str, seeded: SeededDaemon, tmp_path: Path) -> dict[str, object]:
+    report, ready = tmp_path / "report.json", tmp_path / "ready"
+    env = {
+        **seeded.daemon.env,
+        "ALP_NVIM_REPORT": str(report),
+        "ALP_NVIM_READY": str(ready),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    check = REPO / "tests" / "editors" / "nvim_check.lua"
+    argv = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={NVIM_PLUGIN}"]
+    argv += ["--cmd", "runtime plugin/alp.lua", "-c", f"luafile {check}"]
+    process = subprocess.Popen(
+        argv, env=env, cwd=seeded.work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if ready.exists():
+            created = seeded.daemon.cli(
+                "thread", "create", "--title", "made while watching", cwd=str(seeded.work)
+            )
+            assert created.returncode == 0, created.stderr
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return json.loads(report.read_text())
+
+
+def test_the_nvim_plugin_lists_shows_searches_and_follows(
+    nvim: str, seeded: SeededDaemon, tmp_path: Path
+) -> None:
+    report = run_nvim(nvim, seeded, tmp_path)
+    assert report["ok"], report.get("error")
+    assert report["socket_path"] == str(default_socket_path(seeded.daemon.env))
+    uid = os.getuid()
+    assert report["rules"] == {
+        "xdg": "/run/user/7/alp/alpd.sock",
+        "relative_xdg": f"/tmp/alp-{uid}/alpd.sock",
+        "empty_socket": "/x/alp/alpd.sock",
+    }
+
+    listing = "\n".join(report["list"])  # type: ignore[arg-type]
+    assert "planning the ledger" in listing and seeded.thread_id in listing
+
+    assert report["show_name"] == f"alp://thread/{seeded.thread_id}"
+    view = "\n".join(report["show"])  # type: ignore[arg-type]
+    assert "Roots (1)" in view and seeded.execution_id in view
+    assert f"- {DECISION}  [{seeded.execution_id}]" in view, view
+
+    quickfix = report["quickfix"]
+    assert quickfix and all(item["name"] == f"alp://thread/{seeded.thread_id}" for item in quickfix)
+    assert report["qf_opened"] == f"alp://thread/{seeded.thread_id}"
+
+    assert report["live"], report["live_list"]
+    assert report["last_event"] == "thread/changed"
