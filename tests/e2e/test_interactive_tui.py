@@ -139,6 +139,25 @@ def type_prompt(session: PtySession, prompt: str) -> None:
     session.send("\r")
 
 
+def type_once_echoed(session: PtySession, prompt: str, timeout: float = 90.0) -> None:
+    """Type a prompt once the TUI takes input, then Enter. Claude Code drops keys typed while
+    it connects its MCP servers (alp's own takes seconds to import on a loaded machine), so
+    type, and if the text is not echoed, clear the line (Ctrl-U) and type it again."""
+    wanted = re.sub(r"\s+", "", prompt)
+    deadline = time.monotonic() + timeout
+    while True:
+        session.send(prompt)
+        try:
+            wait_until(lambda: wanted in screen(session), 3, "the echo")
+            break
+        except pytest.fail.Exception:
+            if time.monotonic() > deadline:
+                raise
+            session.send("\x15")
+    time.sleep(0.3)
+    session.send("\r")
+
+
 def quit_claude_code(session: PtySession) -> int:
     """Ctrl-C, then — once Claude Code asks "Press Ctrl-C again to exit" — Ctrl-C again.
 
@@ -177,8 +196,8 @@ def test_claude_code_tui_gets_the_session_context_pins_and_settles_when_quit(
     reap_runs.append(root_id)
     wait_until(lambda: "automodeon" in screen(session), 30, "the TUI's prompt")
 
-    type_prompt(session, "USE_BASH: alp context pin decision -- typed into the claude tui")
-    first = wait_until(request_with(world, "anthropic", "typed into the claude tui"), 30, "it")
+    type_once_echoed(session, "USE_BASH: alp context pin decision -- typed into the claude tui")
+    first = wait_until(request_with(world, "anthropic", "typed into the claude tui"), 30, f"it {session.text()[-3000:]}")
     assert HEADING in first.system_text and thread_id in first.system_text
     wait_until(
         lambda: f"toolresult:pinneddecisionto{root_id}" in screen(session),
