@@ -13,9 +13,9 @@ if TYPE_CHECKING:
     import argparse
 
 _EPILOG = """\
-Runs until its client closes stdin. Register it by hand (alp does this for the runs it
-launches) with, for Claude Code:  --mcp-config '{"mcpServers":{"alp":{"command":"alp","args":["mcp"]}}}'
-and for Codex CLI:  -c mcp_servers.alp.command='"alp"' -c mcp_servers.alp.args='["mcp"]'"""
+Runs until its client closes stdin. alp registers it in the runs it launches; by hand:
+  Claude Code:  --mcp-config '{"mcpServers":{"alp":{"command":"alp","args":["mcp"]}}}'
+  Codex CLI:    -c mcp_servers.alp.command='"alp"' -c mcp_servers.alp.args='["mcp"]'"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
