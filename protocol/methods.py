@@ -31,6 +31,7 @@ COMMON_ERRORS = ("PERMISSION_DENIED", "INVALID_ARGUMENT", "STORAGE_FULL", "SHUTT
 _THREAD = ("THREAD_NOT_FOUND",)
 _WRITE = (*_THREAD, "THREAD_REVISION_CONFLICT")
 _EXECUTION = ("EXECUTION_NOT_FOUND",)
+_POLICY = ("EXECUTION_POLICY_TAMPERED",)
 _LAUNCH = (
     "THREAD_BUSY",
     "THREAD_CLOSED",
@@ -50,6 +51,7 @@ METHODS: dict[str, MethodSpec] = {
         m.Empty,
         m.ReloadResult,
         "re-read config.toml (as SIGHUP does); CONFIG_INVALID keeps the old",
+        errors=("CONFIG_INVALID",),
     ),
     "daemon/stop": MethodSpec(
         m.Empty, m.StopResult, "stop the daemon after the requests in flight (as SIGTERM does)"
@@ -74,7 +76,7 @@ METHODS: dict[str, MethodSpec] = {
         m.ContinueParams,
         m.ContinueResult,
         "open a new root on the current context",
-        errors=(*_THREAD, *_LAUNCH),
+        errors=(*_THREAD, *_LAUNCH, *_POLICY),
     ),
     "thread/show": MethodSpec(
         m.ThreadShowParams,
@@ -118,7 +120,10 @@ METHODS: dict[str, MethodSpec] = {
         ),
     ),
     "execution/show": MethodSpec(
-        m.ExecutionRef, m.Execution, "one execution, with its policy", errors=_EXECUTION
+        m.ExecutionRef,
+        m.Execution,
+        "one execution, with its policy",
+        errors=(*_EXECUTION, *_POLICY),
     ),
     "execution/wait": MethodSpec(
         m.WaitParams,
@@ -131,6 +136,7 @@ METHODS: dict[str, MethodSpec] = {
         m.LogsParams,
         m.LogsResult,
         "what a headless run printed, from byte offsets on (secrets filtered)",
+        errors=_EXECUTION,
     ),
     "execution/cancel": MethodSpec(
         m.ExecutionRef,
@@ -144,6 +150,7 @@ METHODS: dict[str, MethodSpec] = {
         m.DelegateResult,
         "from inside a run: a child for an agent in delegatesTo",
         errors=(
+            *_POLICY,
             "PIN_OUTSIDE_EXECUTION",
             "EXECUTION_SETTLED",
             "DELEGATION_DENIED",

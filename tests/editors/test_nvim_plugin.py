@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import DECISION, NVIM_PLUGIN, REPO, SeededDaemon
 
-from alpd.paths import default_socket_path
+from protocol.paths import default_socket_path
 
 
 def run_nvim(nvim: str, seeded: SeededDaemon, tmp_path: Path) -> dict[str, object]:

@@ -86,8 +86,10 @@ def test_a_call_generated_from_the_document_reaches_every_method(
     assert isinstance(thread, dict)
     known = {"threadId": thread["id"]}
     answered: dict[str, str] = {}
+    # daemon/stop ends the daemon: it goes last
+    methods = sorted(DOCUMENT["methods"], key=lambda m: m["name"] == "daemon/stop")
     with RawConnection(isolated_alpd.socket_path) as conn:
-        for number, method in enumerate(DOCUMENT["methods"], start=1):
+        for number, method in enumerate(methods, start=1):
             reply = conn.request(method["name"], call_for(method, known), id=number)
             assert reply["id"] == number
             if "error" in reply:
@@ -96,7 +98,7 @@ def test_a_call_generated_from_the_document_reaches_every_method(
                 answered[method["name"]] = name
             else:
                 answered[method["name"]] = "result"
-    assert list(answered) == [m["name"] for m in DOCUMENT["methods"]]
+    assert list(answered) == [m["name"] for m in methods]
     assert answered["thread/show"] == "result"
     assert answered["execution/show"] == "EXECUTION_NOT_FOUND"
 
