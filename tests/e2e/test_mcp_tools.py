@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 from fixtures_alp import AlpWorld
-
-from alpd.testing.model_server import RecordedRequest, TextReply, ToolCallReply
+from model_server import RecordedRequest, TextReply, ToolCallReply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
