@@ -5,7 +5,11 @@ pin) costs no task spawn and no queue hop, which is most of a round trip's price
 A frame holding a *blocking* method (one that waits for a run to settle or for processes
 to end) is served in its own task, at most `max_in_flight` at once, so the connection keeps
 answering meanwhile. Replies are written under a lock; server notifications go through one
-bounded queue drained by a writer task, and a subscriber whose queue fills is dropped.
+bounded queue drained by a writer task, and a subscriber whose queue fills is dropped. The
+writer sends a notification only while the socket is writable (Linux: a quarter of the send
+buffer or less in flight), so a subscriber that stops reading fills our queue rather than
+the socket buffer, and its SUBSCRIBER_TOO_SLOW farewell still fits: it reads what was
+queued, then the farewell, then EOF.
 
 A partial frame must complete within `frame_deadline` seconds of its first byte
 (slowloris); the deadline is per frame, not per read, so a byte a minute does not keep it
@@ -233,7 +237,17 @@ class Connection:
     async def _notification_loop(self) -> None:
         async with self._notify_recv:
             async for payload in self._notify_recv:
-                await self._write(payload)
+                await self._write_notification(payload)
+
+    async def _write_notification(self, payload: bytes) -> None:
+        """Written only while the socket is writable, so notifications never fill its buffer:
+        a reply, and the SUBSCRIBER_TOO_SLOW farewell of a subscriber that stopped reading,
+        always find room behind them."""
+        frame = encode_frame(self._decoder.framing or Framing.NDJSON, payload)
+        with contextlib.suppress(*_GONE):
+            async with self._send_lock:
+                await self._io.wait_writable()
+                await self._io.send(frame)
 
     async def _send_now(self, payload: bytes) -> None:
         """A last message before closing: shielded from our own cancellation, at most 1 s."""

@@ -12,6 +12,7 @@ Cancellation is anyio's (these are plain awaits in an anyio task).
 from __future__ import annotations
 
 import asyncio
+import select
 import socket
 from typing import Final
 
@@ -27,6 +28,15 @@ class SocketIO:
         self._sock = sock
         self._loop = asyncio.get_running_loop()
         self._reads = 0
+        self._poll = select.poll()
+        self._poll.register(sock, select.POLLOUT)
+
+    async def wait_writable(self) -> None:
+        """Until the kernel reports the socket writable: for a Unix stream socket on Linux,
+        until at most a quarter of its send buffer is in flight, so whoever waits here
+        before writing leaves the rest of the buffer to the others."""
+        if not self._poll.poll(0):
+            await anyio.wait_writable(self._sock)
 
     async def receive(self, max_bytes: int) -> bytes:
         """Bytes from the peer; raises anyio.EndOfStream at EOF, BrokenResourceError on error."""

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from wire import RawConnection, assert_no_traceback
 
+from alpd.events import MAX_PENDING
 from alpd.rpc.listener import FD_RESERVE, connection_cap
 from alpd.testing.daemon import DaemonProcess, running_daemon
 from protocol import errors
@@ -172,3 +173,33 @@ def test_idle_connections_are_closed_so_an_idle_crowd_cannot_lock_the_owner_out(
         finally:
             for sock in crowd:
                 sock.close()
+
+
+# A subscriber that stops reading
+
+
+def test_a_subscriber_that_stops_reading_gets_subscriber_too_slow_then_eof(
+    alpd: DaemonProcess,
+) -> None:
+    """It used to be cut without the farewell: the notifications had filled the socket
+    buffer, and the farewell could not get through it."""
+    subscriber = connect(alpd)
+    subscriber.sendall(b'{"jsonrpc":"2.0","id":"s","method":"events/subscribe","params":{}}\n')
+    with RawConnection(alpd.socket_path, timeout=60) as writer:
+        # More notifications than the outbound queue holds (MAX_PENDING) and the socket
+        # buffer takes, while the subscriber reads nothing.
+        for i in range(MAX_PENDING + 300):
+            assert "result" in writer.request("thread/create", {"title": f"t{i}", "cwd": "/tmp"})
+    # Slow indeed: still not reading a while after the drop (the daemon gives a farewell
+    # that does not fit at most a second before it closes).
+    time.sleep(1.5)
+    received = read_to_eof(subscriber).decode()
+    subscriber.close()
+    messages = [json.loads(line) for line in received.splitlines()]
+    assert messages[0]["id"] == "s" and "result" in messages[0]
+    notifications = messages[1:-1]
+    assert notifications and all(m["method"] == "thread/changed" for m in notifications)
+    farewell = messages[-1]
+    assert farewell["error"]["data"]["name"] == "SUBSCRIBER_TOO_SLOW", farewell
+    assert farewell["error"]["code"] == errors.code_of("SUBSCRIBER_TOO_SLOW")
+    assert_serving(alpd)
