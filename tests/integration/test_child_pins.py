@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
-import time
+import shlex
+import sys
 from pathlib import Path
 
 from alpd.testing.daemon import running_daemon
+
+#: run inside the lead: block until the child in child.json has settled
+WAIT_FOR_CHILD = """
+import json, os, sys
+from pathlib import Path
+from alpctl.client import Client
+child = json.loads(Path("child.json").read_text())["execution"]["id"]
+with Client.connect(Path(os.environ["ALP_SOCKET"])) as client:
+    done = client.call("execution/wait", {"executionId": child, "timeout": 30})
+sys.exit(0 if done["status"] == "settled" else 1)
+"""
 
 CONFIG = """
 [agents.lead]
@@ -24,25 +36,21 @@ def test_child_pins_are_projected_when_their_root_settles(tmp_path: Path) -> Non
     with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as d:
         thread = d.call("thread/create", {"title": "t", "cwd": str(work)})
         assert isinstance(thread, dict)
-        # The lead delegates, waits for the child to settle, then ends.
+        # The lead delegates, waits for the child to settle (execution/wait), then ends.
         script = (
             "alp delegate helper --json -- 'alp context pin decision -- found by the helper' "
-            "> child.json; "
-            'for i in $(seq 100); do alp thread show "$ALP_THREAD_ID" --json | '
-            "grep -q '\"children\":1' && sleep 0.5 && break; sleep 0.1; done"
+            f"> child.json && {shlex.quote(sys.executable)} -c {shlex.quote(WAIT_FOR_CHILD)}"
         )
         result = d.cli(
             "thread", "continue", thread["id"], "--agent", "lead", "--headless", "--wait",
             "--", "/bin/sh", "-c", script, cwd=str(work),
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
-        deadline = time.monotonic() + 20
-        decisions: list[dict[str, str]] = []
-        while time.monotonic() < deadline and not decisions:
-            context = d.call("thread/context", {"threadId": thread["id"]})
-            assert isinstance(context, dict)
-            decisions = context["snapshot"]["decisions"]
-            time.sleep(0.1)
+        # The root's settle projected its checkpoint (with the child's pins) in the same
+        # transaction: once --wait returned, the decision is there.
+        context = d.call("thread/context", {"threadId": thread["id"]})
+        assert isinstance(context, dict)
+        decisions = context["snapshot"]["decisions"]
         assert [line["text"] for line in decisions] == ["found by the helper"]
         tree = d.call(
             "delegation/tree",

@@ -236,9 +236,11 @@ def test_killed_client_leaves_root_running_until_the_runtime_ends(
         os.kill(client_pid, signal.SIGKILL)
         os.waitpid(client_pid, 0)
         assert psutil.pid_exists(runtime_pid)
-        # thread/show reconciles: the runtime lives on, so the root is still running.
+        # Reconcile (what thread/show and the background tick run) sees the runtime alive
+        # without its client: the root stays running, settled by nobody.
         assert show(d, thread_id)["roots"][0]["status"] == "running"
-        time.sleep(0.5)
+        reconciled = d.call("thread/reconcile", {"threadId": thread_id})
+        assert reconciled["settled"] == [], reconciled
         assert execution(d, root_id)["status"] == "running"
         stop.touch()
         # No client will settle it: the daemon's own reconciler must notice the end.

@@ -46,16 +46,20 @@ def test_thread_and_graph_lease_never_held_together_thread_inside_graph() -> Non
 
 
 def test_taking_them_one_after_the_other_is_allowed() -> None:
+    held: list[tuple[str, ...]] = []
+
     async def main() -> None:
         leases = Leases()
         async with leases.graph("exec_root"):
-            pass
+            held.append(leases.held())
         async with leases.thread("thread_a"):
-            pass
+            held.append(leases.held())
         async with leases.graph("exec_root"):
-            pass
+            held.append(leases.held())
+        held.append(leases.held())
 
     run(main)
+    assert held == [("graph:exec_root",), ("thread:thread_a",), ("graph:exec_root",), ()]
 
 
 def test_same_lease_serialises_two_tasks() -> None:

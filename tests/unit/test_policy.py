@@ -189,21 +189,34 @@ names = st.text(alphabet="abcXYZ*()_-. ", min_size=1, max_size=12)
 
 @given(
     allowed=st.lists(names, max_size=4).map(tuple),
+    delegates=st.lists(names, max_size=3).map(tuple),
     args=st.lists(st.text(max_size=20), max_size=4).map(tuple),
-    revision=st.integers(min_value=0, max_value=2**31),
-    title=st.text(max_size=40),
+    revisions=st.tuples(
+        st.integers(min_value=0, max_value=2**31), st.integers(min_value=0, max_value=2**31)
+    ),
 )
-def test_policy_is_a_function_of_agent_request_and_binding(
-    allowed: tuple[str, ...], args: tuple[str, ...], revision: int, title: str
+def test_policy_authority_is_the_agents_and_the_binding_only_moves_the_hash(
+    allowed: tuple[str, ...],
+    delegates: tuple[str, ...],
+    args: tuple[str, ...],
+    revisions: tuple[int, int],
 ) -> None:
-    agent = msgspec.structs.replace(AGENT, allowed_tools=allowed)
+    agent = msgspec.structs.replace(AGENT, allowed_tools=allowed, delegates_to=delegates)
     request = msgspec.structs.replace(REQUEST, args=args)
-    first = build_policy(agent, request, binding_of(revision))
-    render_session_context(genesis(THREAD), thread_title=title)
-    second = build_policy(agent, request, binding_of(revision))
-    assert policy_document(first) == policy_document(second)
+    first, second = (build_policy(agent, request, binding_of(r)) for r in revisions)
+    document = json.loads(policy_document(first))
+    # What the run may do is exactly the agent's definition and the request's args …
+    assert (document["allowedTools"], document["delegatesTo"], document["args"]) == (
+        list(allowed),
+        list(delegates),
+        list(args),
+    )
+    assert document["permissionMode"] == AGENT.permission_mode
+    # … the binding says where it opened and nothing else: two bindings, one authority,
+    # and the hash tells them apart exactly when the revisions differ.
+    assert authority(first) == authority(second)
+    assert (policy_hash(first) == policy_hash(second)) == (revisions[0] == revisions[1])
     assert decode_policy(policy_document(first)) == first
-    assert first.allowed_tools == allowed
 
 
 def test_policy_hash_is_stable_across_versions() -> None:
