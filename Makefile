@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck unit integration e2e chaos fuzz bench runtimes editors openrpc clean
+.PHONY: install man run test lint typecheck unit integration e2e chaos fuzz bench runtimes editors openrpc clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,12 @@ $(STAMP): pyproject.toml
 
 ## .venv/ with alp installed in it (editable), nothing else
 install: $(STAMP)
+
+## the manual pages, generated from the parsers (man -l build/man/alp.1)
+man: $(STAMP)
+	mkdir -p build/man
+	$(BIN)/alp man > build/man/alp.1
+	$(BIN)/alpd man > build/man/alpd.1
 
 ## alpd in the foreground on the embedded defaults (~/.alp, the default socket)
 run: $(STAMP)

@@ -38,13 +38,28 @@ def _parser() -> argparse.ArgumentParser:
         "install-units", help="install the systemd user units (or launchd agent)"
     )
     units.add_argument("--target", help="directory to write the units into")
+    sub.add_parser("man", help="print the manual page of alpd (roff), generated from this parser")
     return parser
+
+
+def manual_page() -> str:
+    from argparse_manpage.manpage import Manpage  # only here: never on the daemon's path
+
+    page = Manpage(_parser())
+    page.version = __version__
+    page.source = f"alp {__version__}"
+    page.manual = "alp manual"
+    page.description = "the alp daemon: Threads, runs, context and history on a Unix socket"
+    return str(page)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "install-units":
         return _install_units(args.target)
+    if args.command == "man":
+        sys.stdout.write(manual_page())
+        return 0
     # Heavy imports only on the daemon path.
     import anyio
 

@@ -26,10 +26,9 @@ def page() -> str:
 
     manpage = Manpage(build_parser())
     manpage.version = package_version()
-    manpage.description = (
-        "alp gives agent work a durable identity, the Thread, owned by the local daemon alpd. "
-        "Bare alp starts a new thread and its first run in this terminal."
-    )
+    manpage.source = f"alp {manpage.version}"
+    manpage.manual = "alp manual"
+    manpage.description = "threads that outlive your agent runs"
     return str(manpage)
 
 

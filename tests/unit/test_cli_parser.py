@@ -135,6 +135,15 @@ def test_the_man_page_is_generated_from_the_parser() -> None:
         assert word in text, word
 
 
+def test_alpd_has_a_manual_page_too() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "alpd", "man"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(".TH")
+    assert "install\\-units" in done.stdout and "\\-\\-socket" in done.stdout
+
+
 @pytest.mark.parametrize("program", ["alpctl", "alpd"])
 def test_version(program: str) -> None:
     done = subprocess.run(
