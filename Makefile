@@ -61,6 +61,11 @@ e2e: $(STAMP) runtimes
 chaos: $(STAMP)
 	ALP_CHAOS_CYCLES=200 $(BIN)/python -m pytest -q tests/chaos
 
+## the fuzzers (framing, JSON-RPC parsing, a real daemon) with 50 times their CI budget
+fuzz: $(STAMP)
+	ALP_FUZZ_SCALE=$${ALP_FUZZ_SCALE:-50} $(BIN)/python -m pytest -q --timeout 7200 \
+		--hypothesis-show-statistics tests/fuzz
+
 bench: $(STAMP)
 	$(BIN)/python -m bench
 

@@ -340,6 +340,10 @@ request_pieces = st.sampled_from(
         b"null",
         b'"\\u0000"',
         b"\xc3\x28",
+        # Headers that used to end the daemon or slip past the header cap.
+        b"Content-Length: " + b"9" * 4301 + b"\r\n\r\n",
+        b"Content-Length: " + b"0" * 30 + b"2\r\n\r\n{}",
+        b"Content-Length: 2\r\nX-Pad: " + b"a" * 9000 + b"\r\n\r\n{}",
     ]
 )
 blobs = st.one_of(
