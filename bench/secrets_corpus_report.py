@@ -1,12 +1,14 @@
 """Secret filter report: recall per kind, false positives on real transcripts, throughput.
 
-Run: ``.venv/bin/python bench/secrets_corpus_report.py [--detect-secrets]``
+Run: ``.venv/bin/python bench/secrets_corpus_report.py [--detect-secrets] [--baseline FILE]``
 
 * recall: share of the corpus samples (``tests/unit/secrets_corpus.py``) of each kind whose
   every secret is gone from ``redact(text).text``;
-* false positives: findings on the text the history would store from every fixture
-  transcript (entries' text, tool input, output tail), and on the raw fixture files (system
-  prompts, tool schemas: 1.5 MB of prose and JSON that hold no secret);
+* false positives: findings per group of the negative corpus (``tests/unit/secrets_negatives.py``:
+  code that names secrets, look-alike command lines, URLs, ids and base64, prose), on the text
+  the history would store from every fixture transcript (entries' text, tool input, output
+  tail), and on the raw fixture files (system prompts, tool schemas: 1.5 MB of prose and JSON
+  that hold no secret);
 * throughput in MB/s of text (median of ``--runs`` timings: the machine is shared), beside
   two floors measured in the same run on the same text, interleaved with it: one
   ``str.count`` pass and one ``re.search`` of a trivial pattern; the ratio is redact time /
@@ -14,17 +16,22 @@ Run: ``.venv/bin/python bench/secrets_corpus_report.py [--detect-secrets]``
 
 ``--detect-secrets`` adds the same figures for Yelp detect-secrets (if installed), run
 in-process over every line with all its plugins, redacting each string it reports.
+``--baseline FILE`` adds them for another version of ``alpd/domain/secrets.py`` (for example
+``git show REV:alpd/domain/secrets.py > /tmp/before.py``; it must import from the current
+tree), timed interleaved with this one.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import statistics
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "unit")]
 
 from secrets_corpus import KINDS, corpus  # noqa: E402
+from secrets_negatives import NEGATIVES  # noqa: E402
 
 from alpd.domain.secrets import redact  # noqa: E402
 from alpd.domain.transcripts import read_claude, read_codex  # noqa: E402
@@ -44,6 +52,20 @@ Redactor = Callable[[str], tuple[str, int]]
 def ours(text: str) -> tuple[str, int]:
     result = redact(text)
     return result.text, len(result.findings)
+
+
+def baseline_redactor(path: str) -> Redactor:
+    spec = importlib.util.spec_from_file_location("secrets_baseline", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["secrets_baseline"] = module
+    spec.loader.exec_module(module)
+
+    def run(text: str) -> tuple[str, int]:
+        result = module.redact(text)
+        return result.text, len(result.findings)
+
+    return run
 
 
 def detect_secrets_redactor() -> Redactor:
@@ -127,6 +149,10 @@ def report(name: str, redactor: Redactor, runs: int) -> None:
     for kind, (hit, total) in sorted(kinds.items()):
         print(f"  {kind:34} {hit}/{total}")
     texts, files = stored_texts(), raw_files()
+    print("false positives, negative corpus (findings / texts per group):")
+    for group, negatives in NEGATIVES.items():
+        found = sum(redactor(t)[1] for t in negatives)
+        print(f"  {group:34} {found}/{len(negatives)}")
     print(f"false positives: {sum(redactor(t)[1] for t in texts)} findings in {len(texts)} stored")
     print(f"  fixture texts; {sum(redactor(t)[1] for t in files)} in the {len(files)} raw files")
     for label, sample in (("stored entry texts", texts), ("raw fixture files", files)):
@@ -137,12 +163,40 @@ def report(name: str, redactor: Redactor, runs: int) -> None:
         )
 
 
+def compare(redactors: dict[str, Redactor], runs: int) -> None:
+    """MB/s of each redactor, timed interleaved (same machine load), and the ratio."""
+    print("== interleaved comparison (medians)")
+    sets = (("stored entry texts", stored_texts()), ("raw fixture files", raw_files()))
+    for label, texts in sets:
+        size = sum(len(t.encode()) for t in texts) / 1e6
+        took: dict[str, list[float]] = {name: [] for name in redactors}
+        for _ in range(runs):
+            for name, redactor in redactors.items():
+                took[name].append(timed(partial(_redact_all, redactor, texts)))
+        medians = {name: statistics.median(times) for name, times in took.items()}
+        first = next(iter(medians.values()))
+        figures = ", ".join(
+            f"{name} {size / m:.1f} MB/s ({m / first:.2f}x)" for name, m in medians.items()
+        )
+        print(f"  {label}: {figures}")
+
+
+def _redact_all(redactor: Redactor, texts: list[str]) -> None:
+    for text in texts:
+        redactor(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--detect-secrets", action="store_true", help="compare with it")
+    parser.add_argument("--baseline", metavar="FILE", help="another secrets.py to compare with")
     parser.add_argument("--runs", type=int, default=9, help="timing runs (median is kept)")
     args = parser.parse_args()
     report("alpd.domain.secrets", ours, args.runs)
+    if args.baseline:
+        baseline = baseline_redactor(args.baseline)
+        report(f"baseline {args.baseline}", baseline, 1)
+        compare({"this": ours, "baseline": baseline}, args.runs)
     if args.detect_secrets:
         report("detect-secrets (all plugins, in-process)", detect_secrets_redactor(), 1)
 

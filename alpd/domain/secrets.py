@@ -1,81 +1,77 @@
 """Secret filter: ``redact(text)`` replaces credentials with ``[REDACTED:<kind>]``.
 
-It runs on every text the history stores (prompts, replies, tool inputs, output tails), so it
-is pure (no IO, no globals changed), bounded (linear regex attempts, no nested quantifiers)
-and fast on the common case of a text with no secret at all.
+It runs on every text alpd stores (prompts, replies, tool inputs, output tails of transcripts
+and of runs, pins, thread titles, settle summaries), so it is pure (no IO, no globals
+changed), bounded (anchored regex attempts, no nested quantifiers over overlapping classes)
+and fast on the common case of a text with no secret at all. ``redacted_tail`` cuts an output
+to its tail *after* redacting it, so a cut never hides a key's BEGIN line from the filter.
 
-How: every rule names the literals each of its matches contains (``ghp_``, ``AKIA``,
-``-----BEGIN`` …) and how far before such a literal a match starts. One Aho-Corasick pass
-over the ASCII-lower-cased text (``ahocorasick-rs``: the Rust ``aho-corasick`` crate) finds
-every occurrence of every literal of every rule, and of the stems of secret names; each rule
-is then tried with an anchored ``match`` at those few positions only. A text with no literal
-costs one lower-casing and one automaton pass; a common literal (``SK``, ``sk-``, ``key``)
-costs one anchored attempt per occurrence, never a regex scan of the whole text. The one rule
-without a literal (Discord bot tokens) is located by a literal-led regex (``.`` then the
-token's shape). Before (one substring search per literal, 58 of them, then each triggered
-rule's regex over the whole text), 55 % of the time went to the literal scans and most of
-the rest to regexes of rules whose common literals were present.
-``pyahocorasick`` 2.3.1 was measured too: one pass at ~75 MB/s on the raw fixture files
-where ``ahocorasick-rs`` 1.0.3 ran at ~470 (and releases the GIL).
+How, in the order it runs:
 
-Decision: our own rule table, not Yelp ``detect-secrets``. Measured with
-``bench/secrets_corpus_report.py`` on the fake-credential corpus in
-``tests/unit/secrets_corpus.py`` (51 kinds, 3 samples each) and the real transcripts in
-``tests/fixtures/runtimes`` (2-core shared dev machine; medians of 9 runs; floors measured
-in the same run, interleaved):
+1. The text is ASCII-lower-cased (positions unchanged) and one Aho-Corasick pass
+   (``ahocorasick-rs``, the Rust ``aho-corasick`` crate, built as a DFA) finds every
+   occurrence of every rule's literals and of the stems of secret names.
+2. A case-sensitive literal (``AKIA``, ``ghp_``) is checked against the original text; then
+   its rule is tried with an anchored ``match`` where a match holding it would start (a
+   fixed distance before it, or its line's start for ``.pgpass``), and a rule's ``check``
+   may still refuse what it found (a certificate in base64, ``-p $PW``).
+3. A stem (``pass``, ``token``, ``key`` …) starts a secret-named assignment when the name
+   is a whole word or camelCase part, the operator follows (``=``, ``:``, ``=>``, or a space
+   after a ``--flag``), and the value is not a placeholder, a variable reference, a path, a
+   call or subscript (``getpass.getpass(…)``, ``os.environ["…"]``) or an attribute of a
+   well-known object (``self.password``).
+4. The one rule without a literal (Discord bot tokens) is located by a literal-led regex.
+5. Overlapping spans are merged (the first kind named), and each is replaced.
 
-* this module: recall 51/51 kinds; 0 findings on the 68 texts the fixtures would store and
-  0 on the 15 raw fixture files (1.5 MB of system prompts, tool schemas, ids and hashes);
-  ~208 MB/s on the raw files (20.5x one ``str.count`` pass, 11.2x one trivial
-  ``re.search`` over the same text), 1.2 us per short stored text (35 MB/s, ~17x both
-  floors). The previous design, run by the same report right after: 21.3 MB/s (194x
-  ``str.count``) and 8.3 us per short text (111x): 9.8x and 6.9x slower.
-* In the history sync (in-process profile on ``bench/bench_history.py``'s generated
-  transcripts, 20 MB, median of 3): redaction went from 33 % of the sync's time (0.20 s) to
-  11 % (0.04 s); the rest is parsing (9 %), the entry inserts (14 %), the two FTS5 indexes
-  (51 %, of which ~45 % is ``alp_fold`` translating every text that holds a non-ASCII
-  character) and commits (13 %).
-* ``detect-secrets`` 1.5.0 (measured against the previous design), all its plugins driven
-  in-process through ``plugin.analyze_line`` (no file IO needed, but ``default_settings()``
-  global state): recall 25/51 kinds. It has no rules for Anthropic, Hugging Face, Google API
-  keys, DigitalOcean, Shopify, Datadog or Heroku keys; its keyword plugin missed the ``.env``
-  lines and its basic-auth plugin missed ``postgres://``, ``redis://`` and pip index URLs;
-  its private-key plugin reports only the ``BEGIN`` line, so the key body would be stored.
-  It reports strings, not spans (redaction is a ``str.replace`` per finding), its entropy
-  plugins made 162 findings on the raw fixture files (ids and hashes), and it ran at
-  0.9-1.1 MB/s on them (~3500-4200x ``str.count``), 0.1 MB/s (~360 us) per short text.
-  A hybrid (detect-secrets first, our rules after) would add none of its recall on this
-  corpus, all of its false positives and its cost, so it was not kept, and the dependency
-  (with ``requests`` and ``pyyaml``) is not taken.
+A text with no literal costs one lower-casing and one automaton pass; a common literal
+(``SK``, ``sk-``, ``key``) one anchored attempt per occurrence, never a regex scan of the
+whole text. The rules live in ``alpd.domain.secret_rules`` (vendor prefixes) and
+``alpd.domain.secret_context`` (key blocks, URLs, headers, command lines, ``.netrc`` and
+``.pgpass``). Recall per kind, false positives per negative group, throughput and the
+decisions behind them (our own rules rather than detect-secrets; a DFA automaton) are in
+``docs/secrets.md``, measured by ``bench/secrets_corpus_report.py``.
 
-The rules borrow their shapes from detect-secrets' plugins and gitleaks' rule set (token
-prefixes published by the vendors: ``ghp_``, ``xoxb-``, ``sk_live_``, ``AKIA`` …) and add
-context rules: secret-named assignments (``API_KEY=…``, ``"password": "…"``, ``--password=``),
-credentials in URLs (``scheme://user:pass@host``), authorization headers, signed-URL query
-parameters, and PEM/PGP private-key blocks (redacted whole, up to their END line or, for a
-truncated tail, the 8 KiB after BEGIN; every BEGIN is tried, so a truncated block's span
-never hides the block after it).
-
-Known limits: a secret with no recognisable prefix and no secret-sounding name near it (a
-bare 40-character string) is not found; that is the price of no false positives on ids and
-hashes, which transcripts are full of. Case is folded for ASCII letters only (secret names
-and header names are ASCII). An ``x-<vendor>-access-token`` header is recognised for vendor
-names of up to 32 letters.
+Known limits: a secret with no recognisable prefix and no secret-sounding name or syntax
+near it (a bare 40-character string) is not found: that is the price of no false positives
+on ids and hashes, which transcripts are full of. Case is folded for ASCII letters only
+(secret names and header names are ASCII).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, Implementation
 
-__all__ = ["Redacted", "redact"]
+from alpd.domain.secret_context import CONTEXT_RULES
+from alpd.domain.secret_rules import VENDOR_RULES, Rule
 
-# Values of a secret-named assignment that are placeholders, not secrets.
+__all__ = ["REACH", "Redacted", "redact", "redacted_tail"]
+
+# How far before a position the text can change what is found there: a key block's END line
+# may come 64 KiB after its BEGIN line (``alpd.domain.secret_context``), other rules look back
+# a few hundred characters. Redacting the last ``n + REACH`` characters of an output finds
+# every secret in its last ``n`` exactly as redacting the whole output would.
+REACH: Final = 65536 + 1024
+
+# Values of a secret-named assignment that are placeholders or type names, not secrets.
 _NOT_SECRET_VALUES = frozenset(
-    {"null", "none", "true", "false", "undefined", "redacted", "changeme", "example", "xxx"}
+    {
+        "null",
+        "none",
+        "true",
+        "false",
+        "undefined",
+        "redacted",
+        "changeme",
+        "example",
+        "xxx",
+        "string",
+        "secret",
+        "password",
+    }
 )
 
 # A quoted value runs to its closing quote (a password may hold spaces or commas); a bare one
@@ -93,214 +89,22 @@ _STEMS = ("pass", "pwd", "secret", "token", "key", "credential", "auth")
 # What may complete the name after its stem, then the operator, then the value. A name
 # going on past that (``token_limit``, ``tokenizer``, ``password_file``) names something else.
 _AFTER_STEM = re.compile(r"""(?:word|wd|phrase|ials|ial)?["']?[ \t]*(?::=|=>|=|:)[ \t]*""" + _VALUE)
+# A command-line option (``--password PW``, ``--api-key KEY``) takes its value after a space.
+_FLAG_BEFORE_STEM = re.compile(r"(?:^|(?<=[\s\"'=]))--[a-z0-9-]{0,32}\Z")
+_AFTER_FLAG_STEM = re.compile(r"(?:word|wd|phrase|ials|ial)?[ \t]+" + _VALUE)
 # ``key`` alone is too common (``"key": "value"``): it counts only as part of these names.
 _KEY_NAME = re.compile(
     r"(?:api|app|access|secret|private|auth|client|master|account|encryption|signing)[_-]?\Z"
 )
+# A bare value that is code, not a credential: a call or subscript (``getpass.getpass(…)``,
+# ``os.environ["OPENAI_API_KEY"]``), or an attribute of a well-known object.
+_CODE_OBJECTS = frozenset(
+    {"self", "cls", "this", "os", "config", "conf", "settings", "args", "opts", "options",
+     "env", "environ", "request", "ctx", "context", "process", "props", "params"}
+)  # fmt: skip
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    """One detector: its regex, the literals every match of it contains, and where a match
-    starts relative to them.
-
-    Every match holds one of ``triggers`` at one of the distances ``starts`` from its first
-    character, so the regex is only ever tried, anchored, at those few positions around a
-    trigger's occurrences (found for all rules in one pass): a text holding no trigger costs
-    nothing, and a common trigger costs one anchored attempt per occurrence, never a scan of
-    the whole text.
-    """
-
-    kind: str
-    pattern: re.Pattern[str]
-    triggers: tuple[str, ...]
-    starts: tuple[int, ...] = (0,)
-    # Triggers and pattern are matched against the lower-cased text (so both are written in
-    # lower case): far faster than ``re.IGNORECASE``. Positions are the same in both.
-    folded: bool = False
-    # For a rule without a literal in it: a literal-led regex whose matches stand for the
-    # trigger occurrences (``starts`` counted from their start).
-    locator: re.Pattern[str] | None = None
-
-
-def _rule(
-    kind: str,
-    pattern: str,
-    *triggers: str,
-    starts: Iterable[int] = (0,),
-    folded: bool = False,
-    locator: str | None = None,
-) -> _Rule:
-    return _Rule(
-        kind,
-        re.compile(pattern),
-        triggers,
-        tuple(sorted(starts)),
-        folded,
-        re.compile(locator) if locator else None,
-    )
-
-
-# Names that carry a secret in a URL query (``?sig=…``, ``&access_token=…``).
-_QUERY_NAMES = (
-    "sig",
-    "signature",
-    "access_token",
-    "token",
-    "api_key",
-    "apikey",
-    "key",
-    "secret",
-    "password",
-    "auth",
-)
-
-# The secret is the group s, s2 or s3 where a pattern has them, else the whole match.
-_RULES: tuple[_Rule, ...] = (
-    _rule(
-        "private_key",
-        # To the END line; without one in reach (a truncated tail), the next 8 KiB, which
-        # holds the body of any RSA key up to 4096 bits.
-        r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:"
-        r"[\s\S]{0,65536}?-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]{0,8192})",
-        "-----BEGIN",
-    ),
-    _rule("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "AGE-SECRET-KEY-1"),
-    _rule(
-        "aws_access_key_id",
-        r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}\b",
-        "AKIA",
-        "ASIA",
-        "ABIA",
-        "ACCA",
-        "A3T",
-    ),
-    _rule(
-        "github_token",
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b",
-        "ghp_",
-        "gho_",
-        "ghu_",
-        "ghs_",
-        "ghr_",
-        "github_pat_",
-    ),
-    _rule(
-        "gitlab_token",
-        r"\b(?:glpat|gldt|glptt|glrt|glsoat)-[A-Za-z0-9_-]{20,}",
-        "glpat-",
-        "gldt-",
-        "glptt-",
-        "glrt-",
-        "glsoat-",
-    ),
-    _rule("slack_token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}", "xox"),
-    _rule(
-        "slack_webhook",
-        r"hooks\.slack\.com/(?:services|workflows)/(?P<s>[A-Za-z0-9/_-]{20,})",
-        "hooks.slack.com",
-    ),
-    _rule(
-        "discord_webhook",
-        r"discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[\w-]{40,})",
-        "/api/webhooks/",
-        starts=(len("discord.com"), len("discordapp.com")),
-    ),
-    _rule(
-        "discord_token",
-        r"\b[MNO][A-Za-z\d_-]{23,25}\.[\w-]{6}\.[\w-]{27,38}\b",
-        # The first dot of every token; only the dot is consumed (the rest is a lookahead),
-        # so no candidate can swallow the next one's dot.
-        locator=r"\.(?=[\w-]{6}\.[\w-]{27})",
-        starts=(24, 25, 26),
-    ),
-    _rule(
-        "stripe_key",
-        r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{24,}",
-        "_live_",
-        "_test_",
-        "whsec_",
-        starts=(0, 2),
-    ),
-    _rule("twilio_api_key", r"\bSK[0-9a-fA-F]{32}\b", "SK"),
-    _rule("sendgrid_api_key", r"\bSG\.[\w-]{22}\.[\w-]{43}\b", "SG."),
-    _rule("mailgun_api_key", r"\bkey-[0-9a-f]{32}\b", "key-"),
-    _rule("mailchimp_api_key", r"\b[0-9a-f]{32}-us\d{1,2}\b", "-us", starts=(32,)),
-    _rule("anthropic_api_key", r"\bsk-ant-[a-z]{3,5}\d{2}-[A-Za-z0-9_-]{80,}", "sk-ant-"),
-    _rule(
-        "openai_api_key",
-        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}"
-        r"|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}",
-        "sk-",
-    ),
-    _rule("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b", "hf_"),
-    _rule("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", "npm_"),
-    _rule("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}", "pypi-AgEI"),
-    _rule("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", "_v1_", starts=(3,)),
-    _rule(
-        "shopify_token",
-        r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
-        "shpat_",
-        "shpss_",
-        "shpca_",
-        "shppa_",
-    ),
-    _rule("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", "AIza"),
-    _rule("google_oauth_secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])", "GOCSPX-"),
-    _rule(
-        "square_token",
-        r"\b(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_-]{22,}",
-        "EAAA",
-        "sq0atp-",
-        "sq0csp-",
-    ),
-    _rule(
-        "telegram_bot_token",
-        r"(?<!\d)\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
-        ":AA",
-        starts=(8, 9, 10),
-    ),
-    _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", "eyJ"),
-    _rule(
-        "azure_storage_key",
-        r"(?:AccountKey|SharedAccessKey)=(?P<s>[A-Za-z0-9+/=]{20,})",
-        "AccountKey=",
-        "SharedAccessKey=",
-    ),
-    _rule("url_password", r"://[^\s:@/\"'<>]{0,256}:(?P<s>[^\s@/\"'<>]{1,256})@", "://"),
-    _rule(
-        "url_query_secret",
-        r"[?&](?:sig|signature|access_token|token|api_?key|key|secret|password|auth)"
-        r"=(?P<s>[^&\s#\"'<>]{8,})",
-        *(f"{lead}{name}=" for name in _QUERY_NAMES for lead in "?&"),
-        folded=True,
-    ),
-    _rule(
-        "authorization_header",
-        # Tried where ``authorization`` starts: a ``proxy-`` before it changes nothing in
-        # the secret's span.
-        r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:bearer|basic|token|bot|digest)\s+"
-        r"(?P<s>[a-z0-9._~+/=-]{8,})",
-        "authorization",
-        folded=True,
-    ),
-    _rule(
-        "token_header",
-        r"\b(?:private-token|x-api-key|x-auth-token|api-key)\s*:\s*(?P<s>[^\s\"']{8,})",
-        "private-token",
-        "api-key",
-        "x-auth-token",
-        folded=True,
-    ),
-    _rule(
-        "token_header",
-        # ``x-<vendor>-access-token``: the vendor name, up to 32 letters, precedes the trigger.
-        r"\bx-[a-z]{1,32}-access-token\s*:\s*(?P<s>[^\s\"']{8,})",
-        "-access-token",
-        starts=range(len("x-a"), len("x-") + 33),
-        folded=True,
-    ),
-)
+_RULES: tuple[Rule, ...] = (*CONTEXT_RULES, *VENDOR_RULES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +113,7 @@ class _Trigger:
     try or an assignment stem, once the original text is checked to hold ``exact`` there."""
 
     exact: str | None
-    rule: _Rule | None
+    rule: Rule | None
     stem: str = ""
 
 
@@ -322,7 +126,9 @@ def _trigger_table() -> tuple[AhoCorasick, tuple[tuple[_Trigger, ...], ...]]:
     for stem in _STEMS:
         table.setdefault(stem, []).append(_Trigger(None, None, stem))
     literals = list(table)
-    return AhoCorasick(literals), tuple(tuple(table[literal]) for literal in literals)
+    # A DFA: ~3x the default NFA's speed over 200 literals (measured: 48 vs 17 MB/s).
+    automaton = AhoCorasick(literals, implementation=Implementation.DFA)
+    return automaton, tuple(tuple(table[literal]) for literal in literals)
 
 
 # One automaton for every literal of every rule: all their occurrences in one pass over the
@@ -364,6 +170,23 @@ def redact(text: str) -> Redacted:
     return Redacted("".join(pieces), tuple(findings))
 
 
+def redacted_tail(text: str, limit: int) -> str:
+    """The last ``limit`` bytes (UTF-8, from a character boundary) of ``text`` redacted whole.
+
+    The text is redacted *before* the tail is cut, so a key block whose BEGIN line falls
+    before the cut (``cat ~/.ssh/id_rsa`` of a 4096-bit key is 3.2 KiB) is still found and
+    none of its body is kept. Only the last ``limit + REACH`` characters are redacted: nothing
+    further back can change what is found in the tail."""
+    data = redact(text[-(limit + REACH) :]).text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return data.decode("utf-8", "surrogatepass")
+    start = len(data) - limit
+    # Skip continuation bytes (0b10xxxxxx) so the tail never begins mid-character.
+    while start < len(data) and data[start] & 0xC0 == 0x80:
+        start += 1
+    return data[start:].decode("utf-8", "surrogatepass")
+
+
 def _find(text: str) -> list[tuple[int, int, str]]:
     """Every secret span any rule finds (they may overlap)."""
     folded = _ascii_lower(text)
@@ -401,22 +224,34 @@ def _ascii_lower(text: str) -> str:
 
 
 def _try_rule(
-    rule: _Rule, text: str, folded: str, at: int, spans: list[tuple[int, int, str]]
+    rule: Rule, text: str, folded: str, at: int, spans: list[tuple[int, int, str]]
 ) -> None:
     """Try ``rule`` anchored at each place a match holding the trigger at ``at`` would start.
 
     An anchored ``match`` at a position finds what a scan of the whole text finds starting
     there (it sees the characters before it, for ``\\b`` and lookbehinds, and all after)."""
     haystack = folded if rule.folded else text
+    if rule.at_line_start:
+        _match_at(rule, text, haystack, text.rfind("\n", 0, at) + 1, spans)
+        return
     for distance in rule.starts:
         if distance > at:
             break
-        match = rule.pattern.match(haystack, at - distance)
-        if match is not None:
-            start, end = _secret_span(match)
-            # An earlier redaction's marker is not a secret: redacting stays idempotent.
-            if not text.startswith(_MARKER, start):
-                spans.append((start, end, rule.kind))
+        _match_at(rule, text, haystack, at - distance, spans)
+
+
+def _match_at(
+    rule: Rule, text: str, haystack: str, position: int, spans: list[tuple[int, int, str]]
+) -> None:
+    match = rule.pattern.match(haystack, position)
+    if match is None:
+        return
+    start, end = _secret_span(match)
+    # An earlier redaction's marker is not a secret: redacting stays idempotent.
+    if text.startswith(_MARKER, start):
+        return
+    if rule.check is None or rule.check(text[start:end]):
+        spans.append((start, end, rule.kind))
 
 
 def _secret_span(match: re.Match[str]) -> tuple[int, int]:
@@ -436,13 +271,30 @@ def _assignment_at(text: str, folded: str, stem: str, at: int) -> tuple[int, int
         return None
     # Matched on the folded text (``PASSWORD=``), the value then read from the original.
     match = _AFTER_STEM.match(folded, at + len(stem))
+    if (
+        match is None
+        and folded.find("--", max(0, at - 34), at) >= 0
+        and _FLAG_BEFORE_STEM.search(folded, max(0, at - 34), at)
+    ):
+        match = _AFTER_FLAG_STEM.match(folded, at + len(stem))
     if match is None:
         return None
     for name in _SECRET_GROUPS:
         start, end = match.span(name)
         if start >= 0:
-            return (start, end) if _looks_secret(text[start:end]) else None
+            value = text[start:end]
+            if name == "s3" and _is_code(value, text[end : end + 1]):
+                return None
+            return (start, end) if _looks_secret(value) else None
     return None
+
+
+def _is_code(value: str, after: str) -> bool:
+    """Whether a bare assigned value is an expression (``getpass.getpass(…)``,
+    ``os.environ["KEY"]``, ``self.password``) rather than the secret itself."""
+    if after in ("(", "["):
+        return True
+    return _DOTTED_NAME.fullmatch(value) is not None and value.split(".", 1)[0] in _CODE_OBJECTS
 
 
 def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import aiosqlite
 import anyio
+import msgspec
 import structlog
 
 from alpd.domain.agents import AgentDefinition, AgentsConfig, RuntimeConfig
@@ -35,6 +36,7 @@ from alpd.domain.policy import (
     build_policy,
 )
 from alpd.domain.projector import project_context
+from alpd.domain.secrets import redact
 from alpd.domain.session_context import render_session_context
 from alpd.errors import (
     ExecutionPolicyTampered,
@@ -109,6 +111,18 @@ class Paths:
 
     def exec_dir(self, execution_id: str) -> Path:
         return self.home / "executions" / execution_id
+
+    def make_exec_dir(self, execution_id: str) -> Path:
+        """The run's directory, created 0700 under a 0700 `executions/`: it holds what the run
+        printed and its session context. Modes are set exactly (mkdir's is filtered by the
+        umask), and an `executions/` an older alpd left 0755 is tightened."""
+        executions = self.home / "executions"
+        executions.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(executions, 0o700)
+        exec_dir = executions / execution_id
+        exec_dir.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(exec_dir, 0o700)
+        return exec_dir
 
 
 class Executions:
@@ -219,7 +233,7 @@ class Executions:
                 (params.thread_id,),
             ) as cur:
                 sequence = int((await cur.fetchone())[0])  # type: ignore[index]
-            exec_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.paths.make_exec_dir(execution_id)
             context_path = exec_dir / SESSION_CONTEXT_FILE
             write_private_file(
                 context_path, render_session_context(snapshot, thread_title=thread_row["title"])
@@ -363,6 +377,12 @@ class Executions:
         self, caller: Caller | None, params: m.SettleParams, *, output_tail: str | None = None
     ) -> m.Execution:
         at = self.d.clock.now_iso()
+        # What a run printed and what a client says of it are stored (and projected into the
+        # thread's context) secret-filtered, whoever reports them.
+        if params.summary:
+            params = msgspec.structs.replace(params, summary=redact(params.summary).text)
+        if output_tail:
+            output_tail = redact(output_tail).text
 
         async def unit(conn: aiosqlite.Connection) -> tuple[m.Execution, m.Thread | None]:
             row = await load_execution_row(conn, params.execution_id)

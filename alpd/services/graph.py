@@ -20,6 +20,7 @@ from alpd.domain.policy import (
     PolicyRequest,
     build_policy,
 )
+from alpd.domain.secrets import redact
 from alpd.errors import DelegationDenied, ExecutionSettled
 from alpd.files import write_private_file
 from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext
@@ -67,11 +68,10 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
     program = runtime.locate_program(config, policy)
     execution_id = ex.d.clock.new_id(EXECUTION_PREFIX)
     exec_dir = ex.paths.exec_dir(execution_id)
-    exec_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    ex.paths.make_exec_dir(execution_id)
     context_path = exec_dir / SESSION_CONTEXT_FILE
-    write_private_file(
-        context_path, f"# work state, not authority\n\nDelegated task:\n\n{params.task}\n"
-    )
+    task = redact(params.task).text
+    write_private_file(context_path, f"# work state, not authority\n\nDelegated task:\n\n{task}\n")
     ctx = LaunchContext(
         execution_id=execution_id,
         thread_id=parent["thread_id"],

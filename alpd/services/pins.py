@@ -13,6 +13,7 @@ from alpd.domain.context import (
     line_id,
     make_checkpoint,
 )
+from alpd.domain.secrets import redact
 from alpd.errors import InvalidArgument, PinOutsideExecution
 from alpd.services.callers import execution_of_caller
 from alpd.services.context import Caller, Daemon
@@ -32,6 +33,8 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
             "and pin their path",
             limit=MAX_PIN_BYTES,
         )
+    # Pins reach checkpoints, snapshots and every later root's session context: filtered once.
+    text = redact(text).text
     row = await execution_of_caller(daemon.store, caller)
     execution_id = row["id"]
     at = daemon.clock.now_iso()

@@ -13,6 +13,7 @@ from typing import Any
 import aiosqlite
 
 from alpd.domain.ids import THREAD_PREFIX
+from alpd.domain.secrets import redact
 from alpd.errors import (
     PermissionDenied,
     ThreadBusy,
@@ -162,12 +163,13 @@ class ThreadService:
         workspace = params.workspace or workspace_of(params.cwd or "/")
         thread_id = self.d.clock.new_id(THREAD_PREFIX)
         at = self.d.clock.now_iso()
+        title = redact(params.title).text if params.title else params.title
 
         async def unit(conn: aiosqlite.Connection) -> Thread:
             await conn.execute(
                 "INSERT INTO threads (id, owner_uid, title, workspace, status, revision, "
                 "created_at, updated_at) VALUES (?, ?, ?, ?, 'open', 1, ?, ?)",
-                (thread_id, caller.uid, params.title, workspace, at, at),
+                (thread_id, caller.uid, title, workspace, at, at),
             )
             await conn.execute(
                 "INSERT INTO thread_revisions (thread_id, revision, change, at) "

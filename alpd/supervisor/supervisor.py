@@ -25,6 +25,7 @@ import anyio
 import structlog
 from anyio.abc import TaskGroup
 
+from alpd.domain.secrets import REACH, redacted_tail
 from alpd.errors import SpawnFailed
 from alpd.runtimes.base import LaunchSpec
 from alpd.socket_activation import scrub_systemd_env
@@ -36,9 +37,12 @@ STDERR_FILE: Final = "stderr.log"
 OUTPUT_TAIL_BYTES: Final = 2048
 ADOPTED_POLL_SECONDS: Final = 0.25
 
+# The status file is written under umask 077 (0600, like everything in the execution
+# directory) in a subshell: the run itself keeps the umask it inherited.
 _SHIM: Final = (
     'status_file="$1"; shift; "$@"; rc=$?; '
-    'printf "%s" "$rc" > "$status_file.tmp" && mv "$status_file.tmp" "$status_file"; exit $rc'
+    '(umask 077; printf "%s" "$rc" > "$status_file.tmp") && '
+    'mv "$status_file.tmp" "$status_file"; exit $rc'
 )
 
 log = structlog.get_logger("alpd.supervisor")
@@ -62,15 +66,18 @@ def read_exit_status(exec_dir: Path) -> int | None:
 
 
 def output_tail(exec_dir: Path, limit: int = OUTPUT_TAIL_BYTES) -> str:
-    """The last `limit` bytes of the run's stderr, else stdout (what explains a failure)."""
+    """The last `limit` bytes of the run's stderr, else stdout (what explains a failure),
+    secret-filtered before the cut: the part of the file that can decide what the tail holds
+    (`REACH` characters more, at most 4 bytes each) is read and redacted whole."""
     for name in (STDERR_FILE, STDOUT_FILE):
         path = exec_dir / name
         with contextlib.suppress(OSError):
             size = path.stat().st_size
             if size:
                 with path.open("rb") as f:
-                    f.seek(max(0, size - limit))
-                    return f.read().decode("utf-8", errors="replace")
+                    f.seek(max(0, size - limit - 4 * REACH))
+                    text = f.read().decode("utf-8", errors="replace")
+                return redacted_tail(text, limit)
     return ""
 
 

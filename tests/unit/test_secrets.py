@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from secrets_corpus import KINDS, Sample, corpus
+from secrets_negatives import NEGATIVES
 
-from alpd.domain.secrets import redact
-from alpd.domain.transcripts import read_claude, read_codex
+from alpd.domain.secrets import REACH, redact, redacted_tail
+from alpd.domain.transcripts import output_tail, read_claude, read_codex
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runtimes"
 SAMPLES = corpus(samples_per_kind=3)
@@ -25,8 +26,8 @@ def stored_texts() -> list[str]:
     return texts
 
 
-def test_corpus_covers_at_least_thirty_kinds() -> None:
-    assert len(KINDS) >= 30
+def test_corpus_covers_at_least_a_hundred_kinds() -> None:
+    assert len(KINDS) >= 100
     assert {sample.kind for sample in SAMPLES} == set(KINDS)
 
 
@@ -47,6 +48,17 @@ def test_every_corpus_secret_is_redacted(sample: Sample) -> None:
 def test_redacting_twice_finds_nothing_new(sample: Sample) -> None:
     once = redact(sample.text)
     assert redact(once.text) == type(once)(once.text, ())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [text for texts in NEGATIVES.values() for text in texts],
+    ids=[f"{group}-{n}" for group, texts in NEGATIVES.items() for n in range(len(texts))],
+)
+def test_negative_corpus_produces_no_findings(text: str) -> None:
+    # Code that names a secret (`getpass.getpass(...)`, `os.environ["OPENAI_API_KEY"]`),
+    # commands whose options only look like password options, URLs with ports and e-mails.
+    assert redact(text) == type(redact(text))(text, ())
 
 
 def test_fixture_texts_produce_no_findings() -> None:
@@ -210,3 +222,35 @@ def test_a_jwt_with_a_long_payload_is_redacted_whole() -> None:
 def test_a_url_query_secret_is_found_whatever_the_case_of_its_name() -> None:
     result = redact("GET https://x.example/cb?Signature=abcdefgh12345678&next=1")
     assert result.text == "GET https://x.example/cb?Signature=[REDACTED:url_query_secret]&next=1"
+
+
+@pytest.mark.parametrize("kind", ["rsa_4096_private_key", "pgp_private_key_long"])
+def test_a_key_whose_begin_line_is_before_the_tail_is_not_kept_in_it(kind: str) -> None:
+    # `cat ~/.ssh/id_rsa` of a 4096-bit key prints 3.2 KiB: a 2 KiB tail holds only the
+    # body and END line; cut first, the filter would never see BEGIN and keep the body.
+    sample = next(s for s in SAMPLES if s.kind == kind)
+    text = sample.text + "done\n"
+    cut_first = redact(text[-2048:]).text
+    assert any(secret in cut_first for secret in sample.secrets)  # what a cut-first filter kept
+    for tail in (redacted_tail(text, 2048), output_tail(text)):
+        assert len(tail.encode()) <= 2048
+        assert tail.endswith("done\n")
+        for secret in sample.secrets:
+            assert secret not in tail
+            assert secret[-20:] not in tail
+
+
+def test_redacted_tail_reads_only_what_can_matter_and_cuts_on_a_character() -> None:
+    secret = "ghp_" + "a1B2" * 9
+    text = "é" * 1000 + f" {secret} " + "x" * (REACH + 5000)
+    assert redacted_tail(text, 10) == "x" * 10
+    near = "é" * 3000 + f" {secret} end"
+    tail = redacted_tail(near, 64)
+    assert tail.endswith("[REDACTED:github_token] end")
+    assert len(tail.encode()) <= 64
+    assert tail.encode().decode() == tail
+
+
+def test_an_output_that_fits_is_left_to_the_history_filter() -> None:
+    short = "token ghp_" + "a1B2" * 9
+    assert output_tail(short) is short

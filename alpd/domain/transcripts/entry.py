@@ -12,6 +12,8 @@ from typing import Literal, TypedDict
 
 import msgspec
 
+from alpd.domain.secrets import redacted_tail
+
 __all__ = [
     "OUTPUT_TAIL_BYTES",
     "Entry",
@@ -141,15 +143,14 @@ class ParseResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def output_tail(output: str, limit: int = OUTPUT_TAIL_BYTES) -> str:
-    """The last ``limit`` bytes of ``output`` in UTF-8, starting on a character boundary."""
-    data = output.encode("utf-8", "surrogatepass")
-    if len(data) <= limit:
+    """The last ``limit`` bytes of ``output`` in UTF-8, starting on a character boundary.
+
+    A tail that is cut is cut from the *redacted* output (``redacted_tail``): the cut would
+    hide a key's BEGIN line from the filter and keep the key's body. An output that fits is
+    returned as it is: the history redacts every text it stores, this one included."""
+    if len(output) * 4 <= limit or len(output.encode("utf-8", "surrogatepass")) <= limit:
         return output
-    start = len(data) - limit
-    # Skip continuation bytes (0b10xxxxxx) so the tail never begins mid-character.
-    while start < len(data) and data[start] & 0xC0 == 0x80:
-        start += 1
-    return data[start:].decode("utf-8", "surrogatepass")
+    return redacted_tail(output, limit)
 
 
 def output_digest(output: str) -> str:

@@ -1,0 +1,295 @@
+"""Everything alpd stores is secret-filtered, and its home is private (issue 8, points 9-10).
+
+One scenario puts credentials everywhere a person or a run can put them — a thread title, a
+pin, a run's output (a 4096-bit key whose BEGIN line falls before the 2 KiB tail), a settle
+summary, a transcript's prompt and JSON tool input — without ever placing one in a policy's
+`args` (those stay verbatim: they are what was authorized). Then:
+
+* no byte of any file in the home (database, WAL, execution directories) holds one, except
+  the run's own stdout/stderr logs, which are its output as it printed it;
+* every TEXT/BLOB column of the migrated schema is either shown to hold a redaction marker
+  after the scenario or is in `ALLOWED_COLUMNS` with the reason it cannot hold a secret; a
+  new column that is neither fails the test, and so does a new file in an execution
+  directory;
+* the home, `executions/` and everything under them is 0700 (directories) or 0600 (files).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import stat
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from transcripts import Claude
+
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit"))
+from secrets_corpus import corpus
+
+TOKEN = "ghp_" + "Zq3xW9vR2mK7pL4nT8sY1bC6dF0gH5jA9eU2"
+PIN_TOKEN = "glpat-" + "Xy7Qw3Er9Ty1Ui5Op2As"
+TITLE_TOKEN = "hvs." + "CAESIJ7m2Xq9Lk3Zp8Rt4Vw1Yb6Nc0Hd5Fg2Sj7"
+SUMMARY_PASSWORD = "Wq8#tR2!vZ6pLm4x"
+JSON_PASSWORD = "Hk3$uY7@oP1sDf5g"
+KEY_SAMPLE = next(s for s in corpus(1) if s.kind == "rsa_4096_private_key")
+SECRETS = [TOKEN, PIN_TOKEN, TITLE_TOKEN, SUMMARY_PASSWORD, JSON_PASSWORD, *KEY_SAMPLE.secrets]
+
+# Columns that hold a redaction marker once the scenario ran: each is filtered on its way in.
+FILTERED_COLUMNS = {
+    ("threads", "title"),
+    ("executions", "summary"),
+    ("executions", "output_tail"),
+    ("checkpoints", "body"),
+    ("snapshots", "body"),
+    ("history_entries", "text"),
+    ("history_entries", "tool_input"),
+    ("history_entries", "output_tail"),
+    ("thread_docs", "title"),
+    ("thread_docs", "context"),
+}
+_ID = "an id alpd or a runtime generated"
+_TIME = "a timestamp alpd wrote"
+_ENUM = "one of a fixed set of words (CHECK constraint or code)"
+_DIGEST = "a sha256 digest alpd computed"
+_PATH = "a filesystem path (a workspace, a transcript, an execution directory)"
+_FTS = "the FTS5 index of search_docs, a view over history_entries and thread_docs (filtered)"
+ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
+    ("threads", "id"): _ID,
+    ("threads", "workspace"): _PATH,
+    ("threads", "status"): _ENUM,
+    ("threads", "created_at"): _TIME,
+    ("threads", "updated_at"): _TIME,
+    ("threads", "closed_at"): _TIME,
+    ("threads", "archived_at"): _TIME,
+    ("thread_revisions", "thread_id"): _ID,
+    ("thread_revisions", "change"): _ENUM,
+    ("thread_revisions", "at"): _TIME,
+    ("thread_revisions", "detail"): "the id of the execution the revision is about",
+    ("executions", "id"): _ID,
+    ("executions", "thread_id"): _ID,
+    ("executions", "root_id"): _ID,
+    ("executions", "parent_id"): _ID,
+    ("executions", "runtime"): "a runtime name from the agents config",
+    ("executions", "agent"): "an agent name from the agents config",
+    ("executions", "kind"): _ENUM,
+    ("executions", "origin"): "how the run was started (door, uid, parent id): alpd's words",
+    ("executions", "status"): _ENUM,
+    ("executions", "outcome"): _ENUM,
+    ("executions", "policy"): (
+        "the authorized policy: its `args` stay verbatim (what was authorized, hashed into "
+        "policyHash) and are never indexed for search"
+    ),
+    ("executions", "policy_hash"): _DIGEST,
+    ("executions", "context_digest"): _DIGEST,
+    ("executions", "cwd"): _PATH,
+    ("executions", "exec_dir"): _PATH,
+    ("executions", "boot_id"): _ID,
+    ("executions", "native_session_id"): _ID,
+    ("executions", "transcript_path"): _PATH,
+    ("executions", "usage"): "token counts (JSON numbers)",
+    ("executions", "history_level"): _ENUM,
+    ("executions", "created_at"): _TIME,
+    ("executions", "started_at"): _TIME,
+    ("executions", "settled_at"): _TIME,
+    ("snapshots", "thread_id"): _ID,
+    ("snapshots", "digest"): _DIGEST,
+    ("snapshots", "previous_digest"): _DIGEST,
+    ("snapshots", "created_at"): _TIME,
+    ("checkpoints", "execution_id"): _ID,
+    ("checkpoints", "digest"): _DIGEST,
+    ("checkpoints", "updated_at"): _TIME,
+    ("history_entries", "execution_id"): _ID,
+    ("history_entries", "native_id"): _ID,
+    ("history_entries", "role"): _ENUM,
+    ("history_entries", "kind"): _ENUM,
+    ("history_entries", "tool_name"): "a tool's name as the runtime declares it",
+    ("history_entries", "output_sha256"): _DIGEST,
+    ("history_entries", "ts"): _TIME,
+    ("history_entries", "model"): "a model id",
+    ("history_entries", "usage"): "token counts (JSON numbers)",
+    ("history_entries", "call_id"): _ID,
+    ("history_cursors", "execution_id"): _ID,
+    ("history_cursors", "path"): _PATH,
+    ("history_cursors", "format"): _ENUM,
+    ("history_cursors", "session_id"): _ID,
+    ("history_cursors", "model"): "a model id",
+    ("history_cursors", "usage"): "token counts (JSON numbers)",
+    ("history_cursors", "links_to"): _ID,
+    ("history_cursors", "link_kind"): _ENUM,
+    ("history_cursors", "updated_at"): _TIME,
+    ("thread_docs", "thread_id"): _ID,
+    ("thread_docs", "source"): _TIME,
+    **{
+        (f"search_{index}{table}", column): _FTS
+        for index in ("words", "cjk")
+        for table, column in (
+            ("", "body"),
+            ("_config", "k"),
+            ("_config", "v"),
+            ("_data", "block"),
+            ("_docsize", "sz"),
+            ("_idx", "segid"),
+            ("_idx", "term"),
+            ("_idx", "pgno"),
+        )
+    },
+}
+# Files of an execution directory: written filtered, or the run's own output.
+FILTERED_FILES = {"session-context.md"}
+ALLOWED_FILES = {
+    "stdout.log": "what the run printed, as it printed it (its tail is stored filtered)",
+    "stderr.log": "what the run printed, as it printed it (its tail is stored filtered)",
+    "exit-status": "the run's exit status, a number",
+}
+
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def text_columns(db: sqlite3.Connection) -> set[tuple[str, str]]:
+    """Every column of every table that can hold text or bytes (TEXT, BLOB, untyped)."""
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {
+        (table, column)
+        for table in tables
+        for _, column, declared, *_ in db.execute(f"PRAGMA table_info('{table}')")
+        if declared.upper() in ("TEXT", "BLOB", "")
+    }
+
+
+def read_only(d: DaemonProcess) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True)
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    with running_daemon(tmp_path_factory.mktemp("stored")) as daemon:
+        run_scenario(daemon, tmp_path_factory.mktemp("work"))
+        yield daemon
+
+
+def run_scenario(d: DaemonProcess, work: Path) -> None:
+    (work / "pin.txt").write_text(f"deploy with {PIN_TOKEN}")
+    (work / "out.txt").write_text(f"{KEY_SAMPLE.text}\nexport GITHUB_TOKEN={TOKEN}\n")
+    done = d.cli(
+        "--title", f"rotate {TITLE_TOKEN}", "--runtime", "command", "--",
+        "sh", "-c", 'alp context pin decision -- "$(cat pin.txt)"', cwd=str(work),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    thread = json.loads(d.cli("thread", "list", "--json", cwd=str(work)).stdout)
+    thread_id = (thread["threads"] if isinstance(thread, dict) else thread)[0]["id"]
+    # A headless run prints the key (BEGIN line > 2 KiB before the end) and a token.
+    done = d.cli(
+        "thread", "continue", thread_id, "--json", "--runtime", "command", "--headless",
+        "--wait", "--", "sh", "-c", "cat out.txt >&2", cwd=str(work),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # An interactive root settled by its client with a summary.
+    root = d.call(
+        "thread/continue",
+        {"threadId": thread_id, "runtime": "command", "args": ["true"], "cwd": str(work)},
+    )
+    assert isinstance(root, dict)
+    d.call(
+        "execution/settle",
+        {
+            "executionId": root["execution"]["id"],
+            "outcome": "completed",
+            "summary": f"logged in with password={SUMMARY_PASSWORD}",
+        },
+    )
+    # A transcript: a secret in a prompt, and one in a JSON tool input only its key names.
+    claude = Claude()
+    transcript = work / "claude" / f"{claude.session}.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_bytes(
+        claude.prompt(f"use {TOKEN}")
+        + claude.tool_call("Login", {"user": "ci", "password": JSON_PASSWORD}, "toolu_1")
+        + claude.tool_result(KEY_SAMPLE.text + "\nok\n", "toolu_1")
+    )
+    d.call("history/import", {"runtime": "claude", "path": str(transcript.parent)})
+    with read_only(d) as db:
+        wait_for(
+            lambda: db.execute("SELECT count(*) FROM thread_docs").fetchone()[0],
+            "the thread's search document",
+        )
+
+
+def test_no_file_in_the_home_holds_a_secret_but_the_runs_own_logs(d: DaemonProcess) -> None:
+    assert all(secret in KEY_SAMPLE.text for secret in KEY_SAMPLE.secrets)
+    leaks = [
+        (str(path.relative_to(d.home)), secret[:12])
+        for path in d.home.rglob("*")
+        if path.is_file() and path.name not in ALLOWED_FILES
+        for secret in SECRETS
+        if secret.encode() in path.read_bytes()
+    ]
+    assert leaks == []
+    logs = b"".join(p.read_bytes() for p in d.home.glob("executions/*/stderr.log"))
+    assert TOKEN.encode() in logs  # the scenario did print it
+
+
+def test_every_text_column_is_filtered_or_allowed_with_a_reason(d: DaemonProcess) -> None:
+    with read_only(d) as db:
+        columns = text_columns(db)
+        assert not FILTERED_COLUMNS & ALLOWED_COLUMNS.keys()
+        unclassified = columns - FILTERED_COLUMNS - ALLOWED_COLUMNS.keys()
+        assert unclassified == set(), (
+            "a new column can hold text: filter what goes in (alpd.domain.secrets.redact) and "
+            "add it to FILTERED_COLUMNS, or say in ALLOWED_COLUMNS why it cannot hold a secret"
+        )
+        assert FILTERED_COLUMNS | ALLOWED_COLUMNS.keys() == columns  # no stale entries
+        for table, column in sorted(FILTERED_COLUMNS):
+            marked = db.execute(
+                f"SELECT count(*) FROM {table} WHERE CAST({column} AS TEXT) LIKE '%[REDACTED:%'"
+            ).fetchone()[0]
+            assert marked, f"{table}.{column} never received a secret in the scenario"
+
+
+def test_the_stored_output_tail_keeps_the_end_of_the_output_not_the_key(
+    d: DaemonProcess,
+) -> None:
+    with read_only(d) as db:
+        tails = [r[0] for r in db.execute("SELECT output_tail FROM executions") if r[0]]
+    (tail,) = [t for t in tails if "GITHUB_TOKEN" in t]
+    assert tail.endswith("export GITHUB_TOKEN=[REDACTED:secret_assignment]\n")
+    assert "[REDACTED:private_key]" in tail or "-----END" not in tail
+
+
+def test_every_file_of_an_execution_directory_is_filtered_or_allowed(d: DaemonProcess) -> None:
+    names = {path.name for path in d.home.glob("executions/*/*")}
+    assert "session-context.md" in names and "stderr.log" in names
+    assert names - FILTERED_FILES - ALLOWED_FILES.keys() == set()
+    contexts = [p.read_text() for p in d.home.glob("executions/*/session-context.md")]
+    assert any("[REDACTED:" in text for text in contexts)
+
+
+def test_the_home_is_0700_and_every_file_in_it_0600(d: DaemonProcess) -> None:
+    # After runs of both kinds: execution directories, logs, exit status, session contexts,
+    # the database and its WAL, the lock.
+    modes = {
+        str(path.relative_to(d.home)): stat.S_IMODE(path.lstat().st_mode)
+        for path in [d.home, *d.home.rglob("*")]
+    }
+    assert {"executions", "alp.db", "alpd.lock"} <= modes.keys()
+    assert any(name.endswith("/exit-status") for name in modes)
+    wrong = {
+        name: f"{mode:04o}"
+        for name, mode in modes.items()
+        if mode != (0o700 if (d.home / name).is_dir() else 0o600)
+    }
+    assert wrong == {}
