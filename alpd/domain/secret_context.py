@@ -90,14 +90,15 @@ _QUERY_NAMES = (
 CONTEXT_RULES: tuple[Rule, ...] = (
     rule(
         "private_key",
-        # To the END line; without one in reach (a truncated tail), the next 8 KiB, which
-        # holds the body of any RSA key up to 4096 bits. SSH2 (RFC 4716) blocks use four
-        # dashes and spaces.
-        r"-{4,5} ?BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}(?:"
-        r"[\s\S]{0,65536}?-{4,5} ?END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-        r"|[\s\S]{0,8192})",
+        # To the END line if it comes within 64 KiB; without one (a truncated tail), the next
+        # 8 KiB, which hold the body of any RSA key up to 4096 bits. SSH2 (RFC 4716) blocks
+        # use four dashes and spaces.
+        r"-{4,5} ?BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}",
         "-----BEGIN",
         "---- BEGIN",
+        closing=r"-{4,5} ?END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}",
+        reach=65536,
+        fallback=8192,
     ),
     rule(
         "private_key",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 __all__ = ["VENDOR_RULES", "Rule", "rule"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Rule:
     """One detector: its regex, the literals every match of it contains, and where a match
     starts relative to them.
@@ -38,7 +38,8 @@ class Rule:
     character, so the regex is only ever tried, anchored, at those few positions around a
     trigger's occurrences (found for all rules in one pass): a text holding no trigger costs
     nothing, and a common trigger costs one anchored attempt per occurrence, never a scan of
-    the whole text.
+    the whole text. Rules compare (and hash) by identity: the engine keys its per-text
+    state by rule.
     """
 
     kind: str
@@ -56,6 +57,12 @@ class Rule:
     # A last look at the secret the pattern found (a placeholder, a variable reference, a
     # base64 blob that decodes to a certificate rather than a key): False keeps the text.
     check: Callable[[str], bool] | None = None
+    # A block (a key): ``pattern`` is its opening line; the secret runs to the end of the
+    # first ``closing`` match starting within ``reach`` characters after it, else the
+    # ``fallback`` characters after the opening (a block cut short).
+    closing: re.Pattern[str] | None = None
+    reach: int = 0
+    fallback: int = 0
 
 
 def rule(
@@ -67,6 +74,9 @@ def rule(
     locator: str | None = None,
     at_line_start: bool = False,
     check: Callable[[str], bool] | None = None,
+    closing: str | None = None,
+    reach: int = 0,
+    fallback: int = 0,
 ) -> Rule:
     return Rule(
         kind,
@@ -77,6 +87,9 @@ def rule(
         re.compile(locator) if locator else None,
         at_line_start,
         check,
+        re.compile(closing) if closing else None,
+        reach,
+        fallback,
     )
 
 
@@ -172,7 +185,8 @@ VENDOR_RULES: tuple[Rule, ...] = (
     rule("anthropic_api_key", r"\bsk-ant-[A-Za-z0-9_-]{16,}", "sk-ant-"),
     rule(
         "openai_api_key",
-        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}"
+        # (Bounded before the marker: an unbounded run would be re-scanned at every ``sk-``.)
+        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,256}T3BlbkFJ[A-Za-z0-9_-]{16,}"
         r"|\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}",
         "sk-",
     ),
@@ -217,12 +231,14 @@ VENDOR_RULES: tuple[Rule, ...] = (
         "sq0csp-",
     ),
     rule("facebook_access_token", r"\bEAA[A-Za-z0-9]{80,}", "EAA"),
-    # Twitter/X app bearer tokens: 21 or more A, then the token (often with a %3D).
+    # Twitter/X app bearer tokens: 20 or more A, then the token (often with a %3D); not
+    # base64 zeros (a character other than A must follow the run). Located by a regex on the
+    # run (one candidate per run): as a literal, a long run of A would be one automaton hit
+    # per character.
     rule(
         "twitter_bearer_token",
-        # (Not base64 zeros: a character other than A must follow the run.)
         r"(?<![A-Za-z0-9+/])A{20,}[B-Za-z0-9%][A-Za-z0-9%]{29,}",
-        "AAAAAAAAAAAAAAAAAAAA",
+        locator="A" * 20 + "+",
     ),
     rule(
         "telegram_bot_token",

@@ -39,6 +39,7 @@ on ids and hashes, which transcripts are full of. Case is folded for ASCII lette
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -134,7 +135,13 @@ def _trigger_table() -> tuple[AhoCorasick, tuple[tuple[_Trigger, ...], ...]]:
 # One automaton for every literal of every rule: all their occurrences in one pass over the
 # lower-cased text (case-sensitive literals are checked on the original afterwards).
 _AUTOMATON, _TRIGGERS = _trigger_table()
-_LOCATED = tuple((rule, rule.locator) for rule in _RULES if rule.locator is not None)
+# Rules found by a locator regex instead of a literal, with the literal their locator starts
+# with (its leading letters and digits, maybe empty): a text without it is not searched.
+_LOCATED = tuple(
+    (rule, rule.locator, re.match(r"[A-Za-z0-9]*", rule.locator.pattern).group())  # type: ignore[union-attr]
+    for rule in _RULES
+    if rule.locator is not None
+)
 
 _SECRET_GROUPS = ("s", "s2", "s3")
 _MARKER = "[REDACTED:"
@@ -190,21 +197,26 @@ def redacted_tail(text: str, limit: int) -> str:
 def _find(text: str) -> list[tuple[int, int, str]]:
     """Every secret span any rule finds (they may overlap)."""
     folded = _ascii_lower(text)
-    spans: list[tuple[int, int, str]] = []
-    for index, at, _ in _AUTOMATON.find_matches_as_indexes(folded, overlapping=True):
+    hits = _AUTOMATON.find_matches_as_indexes(folded, overlapping=True)
+    scan = _Scan(text, folded) if hits else None
+    for index, at, _ in hits:
         for trigger in _TRIGGERS[index]:
             if trigger.exact is not None and not text.startswith(trigger.exact, at):
                 continue
+            assert scan is not None
             if trigger.rule is None:
                 span = _assignment_at(text, folded, trigger.stem, at)
                 if span is not None:
-                    spans.append((*span, "secret_assignment"))
+                    scan.spans.append((*span, "secret_assignment"))
             else:
-                _try_rule(trigger.rule, text, folded, at, spans)
-    for rule, locator in _LOCATED:
+                scan.try_rule(trigger.rule, at)
+    for rule, locator, literal in _LOCATED:
+        if literal not in text:
+            continue
         for located in locator.finditer(text):
-            _try_rule(rule, text, folded, located.start(), spans)
-    return spans
+            scan = scan or _Scan(text, folded)
+            scan.try_rule(rule, located.start())
+    return scan.spans if scan is not None else []
 
 
 def _ascii_lower(text: str) -> str:
@@ -223,35 +235,70 @@ def _ascii_lower(text: str) -> str:
     return data.lower().decode("utf-8")
 
 
-def _try_rule(
-    rule: Rule, text: str, folded: str, at: int, spans: list[tuple[int, int, str]]
-) -> None:
-    """Try ``rule`` anchored at each place a match holding the trigger at ``at`` would start.
+class _Scan:
+    """One text's search: the spans found, and what keeps it linear.
 
-    An anchored ``match`` at a position finds what a scan of the whole text finds starting
-    there (it sees the characters before it, for ``\\b`` and lookbehinds, and all after)."""
-    haystack = folded if rule.folded else text
-    if rule.at_line_start:
-        _match_at(rule, text, haystack, text.rfind("\n", 0, at) + 1, spans)
-        return
-    for distance in rule.starts:
-        if distance > at:
-            break
-        _match_at(rule, text, haystack, at - distance, spans)
+    * A rule is not tried again where a match would start inside the span it last found: a
+      long run of a token's alphabet holding its literal many times (``sk-sk-sk-…``) costs
+      one attempt, not one scan of the rest of the run per literal.
+    * A line-start rule (``.pgpass``) is tried once per line, however many literals it holds.
+    * A rule with a ``closing`` line (key blocks) finds its END lines in one pass, on its
+      first BEGIN, and every BEGIN looks up the next one: each BEGIN is still tried (a
+      truncated block must not hide the block after it), none scans 64 KiB for its END.
+    """
 
+    __slots__ = ("_closings", "_covered", "_tried", "folded", "spans", "text")
 
-def _match_at(
-    rule: Rule, text: str, haystack: str, position: int, spans: list[tuple[int, int, str]]
-) -> None:
-    match = rule.pattern.match(haystack, position)
-    if match is None:
-        return
-    start, end = _secret_span(match)
-    # An earlier redaction's marker is not a secret: redacting stays idempotent.
-    if text.startswith(_MARKER, start):
-        return
-    if rule.check is None or rule.check(text[start:end]):
-        spans.append((start, end, rule.kind))
+    def __init__(self, text: str, folded: str) -> None:
+        self.text = text
+        self.folded = folded
+        self.spans: list[tuple[int, int, str]] = []
+        self._covered: dict[Rule, int] = {}
+        self._tried: set[tuple[Rule, int]] = set()
+        self._closings: dict[Rule, tuple[list[int], list[int]]] = {}
+
+    def try_rule(self, rule: Rule, at: int) -> None:
+        """Try ``rule`` anchored at each place a match holding the trigger at ``at`` would
+        start. An anchored ``match`` at a position finds what a scan of the whole text finds
+        starting there (it sees the characters before it, for ``\\b`` and lookbehinds)."""
+        if rule.at_line_start:
+            position = self.text.rfind("\n", 0, at) + 1
+            if (rule, position) not in self._tried:
+                self._tried.add((rule, position))
+                self._match_at(rule, position)
+            return
+        covered = -1 if rule.closing is not None else self._covered.get(rule, -1)
+        for distance in rule.starts:
+            if distance > at:
+                break
+            if at - distance >= covered:
+                self._match_at(rule, at - distance)
+
+    def _match_at(self, rule: Rule, position: int) -> None:
+        match = rule.pattern.match(self.folded if rule.folded else self.text, position)
+        if match is None:
+            return
+        start, end = _secret_span(match)
+        if rule.closing is not None:
+            end = self._closed(rule, match.end()) or min(len(self.text), end + rule.fallback)
+        # An earlier redaction's marker is not a secret: redacting stays idempotent.
+        if self.text.startswith(_MARKER, start):
+            return
+        if rule.check is None or rule.check(self.text[start:end]):
+            self.spans.append((start, end, rule.kind))
+            self._covered[rule] = end
+
+    def _closed(self, rule: Rule, opened: int) -> int | None:
+        """The end of the first closing line within ``rule.reach`` after ``opened``."""
+        assert rule.closing is not None
+        if rule not in self._closings:
+            found = [(m.start(), m.end()) for m in rule.closing.finditer(self.text)]
+            self._closings[rule] = ([a for a, _ in found], [b for _, b in found])
+        starts, ends = self._closings[rule]
+        index = bisect.bisect_left(starts, opened)
+        if index < len(starts) and starts[index] - opened <= rule.reach:
+            return ends[index]
+        return None
 
 
 def _secret_span(match: re.Match[str]) -> tuple[int, int]:

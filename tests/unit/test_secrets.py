@@ -254,3 +254,43 @@ def test_redacted_tail_reads_only_what_can_matter_and_cuts_on_a_character() -> N
 def test_an_output_that_fits_is_left_to_the_history_filter() -> None:
     short = "token ghp_" + "a1B2" * 9
     assert output_tail(short) is short
+
+
+def _cut(text: str, limit: int) -> str:
+    data = text.encode("utf-8", "surrogatepass")[-limit:]
+    while data and data[0] & 0xC0 == 0x80:
+        data = data[1:]
+    return data.decode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sample=st.sampled_from(SAMPLES),
+    before=st.text(max_size=300),
+    after=st.text(max_size=300),
+    limit=st.integers(min_value=1, max_value=4096),
+)
+def test_redacted_tail_is_the_tail_of_the_whole_text_redacted(
+    sample: Sample, before: str, after: str, limit: int
+) -> None:
+    text = f"{before}\n{sample.text}\n{after}"
+    assert redacted_tail(text, limit) == _cut(redact(text).text, limit)
+
+
+@pytest.mark.parametrize(
+    ("run", "kind"),
+    [
+        ("sk-proj-", "openai_api_key"),
+        ("sk-ant-", "anthropic_api_key"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE", "private_key"),
+        ("glpat-", "gitlab_token"),
+    ],
+)
+def test_a_run_of_one_literal_is_redacted_like_a_single_match(run: str, kind: str) -> None:
+    # Thousands of literals in one run of a token's alphabet: each rule is tried once per
+    # span it finds, so the result (and the cost) is that of one long token.
+    text = "x " + run * 3000 + "AAAA1234567890abcdefghij" * 4 + " y"
+    result = redact(text)
+    assert result.text.startswith("x [REDACTED:")
+    assert result.text.endswith(" y") or kind == "private_key"
+    assert result.findings == (kind,)
