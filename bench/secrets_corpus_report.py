@@ -29,7 +29,7 @@ import re
 import statistics
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -41,10 +41,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "unit")]
 from secrets_corpus import KINDS, corpus  # noqa: E402
 from secrets_negatives import NEGATIVES  # noqa: E402
 
+from alpd.domain.secret_context import CONTEXT_RULES  # noqa: E402
+from alpd.domain.secret_rules import VENDOR_RULES  # noqa: E402
 from alpd.domain.secrets import redact  # noqa: E402
 from alpd.domain.transcripts import read_claude, read_codex  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "runtimes"
+RULES = (*CONTEXT_RULES, *VENDOR_RULES)
 
 Redactor = Callable[[str], tuple[str, int]]
 
@@ -163,6 +166,40 @@ def report(name: str, redactor: Redactor, runs: int) -> None:
         )
 
 
+def false_positives_per_rule() -> None:
+    """Findings of each rule kind over every text that holds no secret: the negative corpus,
+    the fixture texts and the raw fixture files."""
+    negatives = [t for texts in NEGATIVES.values() for t in texts]
+    found = Counter(
+        kind
+        for text in (*negatives, *stored_texts(), *raw_files())
+        for kind in redact(text).findings
+    )
+    kinds = sorted({"secret_assignment", *(rule.kind for rule in RULES)})
+    print(f"false positives per rule kind ({len(kinds)} kinds, every text without a secret):")
+    print("  " + ", ".join(f"{kind} {found[kind]}" for kind in kinds))
+
+
+# Texts built to make a rule work hard: one literal thousands of times in a run of the
+# token's alphabet, key BEGIN lines without END, a line full of ``.pgpass`` literals.
+ADVERSARIAL = {
+    "'sk-' x 20k": "sk-" * 20_000,
+    "'sk-ant-' x 10k": "sk-ant-" * 10_000,
+    "200k 'A' (Twitter's run)": "A" * 200_000,
+    "500 BEGIN lines, no END": ("-----BEGIN RSA PRIVATE KEY-----\n" + "x" * 100) * 500,
+    "':5432:' x 50 per line": (":5432:" * 50 + "\n") * 500,
+    "'://a:' then '@' + 250 chars": ("://a:" + "@" + "b" * 250) * 500,
+    "secret-name stems only": "password token secret key auth " * 5_000,
+}
+
+
+def adversarial(redactor: Redactor) -> None:
+    print("adversarial inputs (one run each; linear means MB/s of the same order as above):")
+    for label, text in ADVERSARIAL.items():
+        took = timed(partial(redactor, text))
+        print(f"  {label:34} {len(text) / 1e6:5.2f} MB {len(text) / 1e6 / took:8.2f} MB/s")
+
+
 def compare(redactors: dict[str, Redactor], runs: int) -> None:
     """MB/s of each redactor, timed interleaved (same machine load), and the ratio."""
     print("== interleaved comparison (medians)")
@@ -193,9 +230,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9, help="timing runs (median is kept)")
     args = parser.parse_args()
     report("alpd.domain.secrets", ours, args.runs)
+    false_positives_per_rule()
+    adversarial(ours)
     if args.baseline:
         baseline = baseline_redactor(args.baseline)
         report(f"baseline {args.baseline}", baseline, 1)
+        adversarial(baseline)
         compare({"this": ours, "baseline": baseline}, args.runs)
     if args.detect_secrets:
         report("detect-secrets (all plugins, in-process)", detect_secrets_redactor(), 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from secrets_gen import ALNUM, B64, DIGITS, HEX, UPPER, URLSAFE, Gen
+from secrets_gen import ALNUM, B64, DIGITS, HEX, LOWER, UPPER, URLSAFE, Gen
 
 __all__ = ["VENDOR_KINDS"]
 
@@ -169,6 +169,49 @@ _TABLE: dict[str, tuple[Callable[[Gen], str], str]] = {
         lambda g: f"{g.s(HEX, 8)}-{g.s(HEX, 4)}@{g.s(HEX, 8)}/IncomingWebhook/{g.s(HEX, 32)}",
         "curl -d @card.json https://acme.webhook.office.com/webhookb2/{t}",
     ),
+    "adafruit_io_key": (lambda g: "aio_" + g.s(ALNUM, 28), "mqtt connect with {t}"),
+    "buildkite_token": (lambda g: "bkua_" + g.s(HEX, 40), "bk agent uses {t}"),
+    "circleci_token": (lambda g: f"CCIPAT_{g.s(ALNUM, 22)}_{g.s(HEX, 40)}", "circle {t}"),
+    "clojars_token": (lambda g: "CLOJARS_" + g.s(HEX, 60), "deploy clojars {t}"),
+    "cloudflare_origin_ca_key": (
+        lambda g: f"v1.0-{g.s(HEX, 24)}-{g.s(HEX, 146)}",
+        "X-Auth-User-Service-Key {t}",
+    ),
+    "dropbox_token": (lambda g: "sl." + g.s(URLSAFE, 140), "dbx = dropbox.Dropbox('{t}')"),
+    "easypost_api_key": (lambda g: "EZAK" + g.s(ALNUM, 54), "easypost {t}"),
+    "flutterwave_key": (lambda g: f"FLWSECK_TEST-{g.s('abcdefgh0123456789', 32)}-X", "flw {t}"),
+    "flyio_token": (lambda g: "FlyV1 fm2_" + g.s(ALNUM + "+/=", 120), "fly deploy -a x # {t}"),
+    "frameio_token": (lambda g: "fio-u-" + g.s(URLSAFE, 64), "frame.io {t}"),
+    "harness_token": (
+        lambda g: f"pat.{g.s(URLSAFE, 22)}.{g.s(ALNUM, 24)}.{g.s(ALNUM, 20)}",
+        "harness login {t}",
+    ),
+    "heroku_platform_key": (lambda g: "HRKU-" + g.s(URLSAFE, 60), "heroku auth {t}"),
+    "infracost_api_key": (lambda g: "ico-" + g.s(ALNUM, 32), "infracost configure set {t}"),
+    "jfrog_api_key": (lambda g: "AKCp" + g.s(ALNUM, 69), "jf c add --apikey {t}"),
+    "netlify_token": (lambda g: "nfp_" + g.s(ALNUM, 36), "netlify deploy --auth {t}"),
+    "nuget_api_key": (lambda g: "oy2" + g.s(LOWER + DIGITS, 43), "dotnet nuget push -k {t}"),
+    "octopus_deploy_api_key": (lambda g: "API-" + g.s(UPPER + DIGITS, 26), "octo {t}"),
+    "onepassword_secret_key": (
+        lambda g: "A3-" + "-".join(g.s(UPPER + DIGITS, n) for n in (6, 6, 5, 5, 5, 5)),
+        "1Password Emergency Kit: {t}",
+    ),
+    "paypal_braintree_token": (
+        lambda g: f"access_token$production${g.s(LOWER + DIGITS, 16)}${g.s(HEX, 32)}",
+        "braintree {t}",
+    ),
+    "plaid_access_token": (
+        lambda g: (
+            f"access-sandbox-{g.s(HEX, 8)}-{g.s(HEX, 4)}-{g.s(HEX, 4)}-{g.s(HEX, 4)}-{g.s(HEX, 12)}"
+        ),
+        "plaid item {t}",
+    ),
+    "prefect_api_key": (lambda g: "pnu_" + g.s(ALNUM, 36), "prefect cloud login -k {t}"),
+    "readme_api_key": (lambda g: "rdme_" + g.s(LOWER + DIGITS, 70), "rdme openapi --key {t}"),
+    "render_api_key": (lambda g: "rnd_" + g.s(ALNUM, 32), "render {t}"),
+    "scalingo_token": (lambda g: "tk-us-" + g.s(URLSAFE, 48), "scalingo login {t}"),
+    "shippo_token": (lambda g: "shippo_live_" + g.s(HEX, 40), "shippo {t}"),
+    "sourcegraph_token": (lambda g: "sgp_" + g.s(HEX, 16) + "_" + g.s(HEX, 40), "src {t}"),
     "near_miss_anthropic_key": (
         lambda g: "sk-ant-api03-" + g.s(URLSAFE, 40),
         "export ANTHROPIC=x; echo {t}",
