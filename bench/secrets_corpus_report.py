@@ -200,16 +200,24 @@ def adversarial(redactor: Redactor) -> None:
         print(f"  {label:34} {len(text) / 1e6:5.2f} MB {len(text) / 1e6 / took:8.2f} MB/s")
 
 
+def cpu_timed(fn: Callable[[], object]) -> float:
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
 def compare(redactors: dict[str, Redactor], runs: int) -> None:
-    """MB/s of each redactor, timed interleaved (same machine load), and the ratio."""
-    print("== interleaved comparison (medians)")
-    sets = (("stored entry texts", stored_texts()), ("raw fixture files", raw_files()))
-    for label, texts in sets:
-        size = sum(len(t.encode()) for t in texts) / 1e6
+    """MB/s of each redactor in CPU time (what other processes on a shared machine disturb
+    least), timed interleaved, and the ratio of the medians."""
+    print("== interleaved comparison (CPU time, medians)")
+    # Passes per timing: enough for each to take tens of milliseconds.
+    sets = (("stored entry texts", stored_texts(), 100), ("raw fixture files", raw_files(), 2))
+    for label, texts, passes in sets:
+        size = sum(len(t.encode()) for t in texts) * passes / 1e6
         took: dict[str, list[float]] = {name: [] for name in redactors}
         for _ in range(runs):
             for name, redactor in redactors.items():
-                took[name].append(timed(partial(_redact_all, redactor, texts)))
+                took[name].append(cpu_timed(partial(_redact_all, redactor, texts * passes)))
         medians = {name: statistics.median(times) for name, times in took.items()}
         first = next(iter(medians.values()))
         figures = ", ".join(
