@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from alpctl.client import Client, DaemonUnreachable
+from alpctl.invocation import colour_wanted
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -65,7 +66,7 @@ def search_params(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, key)
         if value:
             params[key] = value
-    if not args.json and sys.stdout.isatty():
+    if not args.json and colour_wanted(sys.stdout):
         params.update(highlightStart="\x1b[1m", highlightEnd="\x1b[0m")
     return params
 

@@ -54,4 +54,10 @@ def logs(args: argparse.Namespace, inv: Invocation) -> int:
     else:
         sys.stdout.write(chunk["stdout"])
         sys.stderr.write(chunk["stderr"])
+        if not chunk["headless"]:
+            print(
+                f"alp: {args.execution_id} ran in a terminal: its output went there, not to "
+                "alpd (its transcript is in the history: `alp thread show`)",
+                file=sys.stderr,
+            )
     return EXIT_OK

@@ -175,3 +175,34 @@ def test_search_in_a_thread_that_does_not_exist_is_thread_not_found(
     empty = alpd.cli("search", "pricing", "--thread", thread["id"], "--since", "7d")
     assert empty.returncode == 0
     assert f"no matches for 'pricing' with --thread {thread['id']} --since " in empty.stdout
+
+
+def test_a_reply_alp_cannot_read_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """Whatever goes wrong, a person sees a line of text (ALP_DEBUG=1 shows the traceback)."""
+    import socket
+    import threading
+
+    path = tmp_path / "garbled.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(4)
+
+    def serve() -> None:
+        for _ in range(2):
+            conn, _addr = server.accept()
+            with conn:
+                conn.recv(4096)
+                conn.sendall(b"this is not json\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    env = {**os.environ, "ALP_NO_AUTOSTART": "1"}
+    argv = [sys.executable, "-m", "alpctl", "--socket", str(path), "ping"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("alp: unexpected JSONDecodeError")
+    debug = subprocess.run(
+        argv, env={**env, "ALP_DEBUG": "1"}, capture_output=True, text=True, timeout=60
+    )
+    assert "Traceback" in debug.stderr
+    server.close()
