@@ -367,6 +367,9 @@ class ContextResult(Wire):
     digest: str
     #: the snapshot (alpd.domain.context.Snapshot, camelCase); every line has sourceExecutionId
     snapshot: dict[str, Any]
+    #: every compaction up to this revision, oldest first, each listing ALL the lines it
+    #: dropped or truncated (kind, id, sourceExecutionId); the snapshot keeps a bounded copy
+    compactions: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
 
 class RootHistory(Wire):

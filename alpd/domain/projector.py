@@ -40,8 +40,10 @@ The objective and the newest outcome are never dropped; with every line capped a
 compaction history bounded, they always fit. Each projection that drops or truncates
 writes a `CompactionRecord` (provenance: kind, id, source execution of every line). The
 snapshot keeps the last `COMPACTIONS_KEPT` records, each listing at most a few lines plus
-exact counts; `Projection.compaction` is the full record, for storage beside the snapshot.
-Dropped text is not lost: it is still in the earlier, immutable revisions.
+exact counts (`listed`), so it fits its cap; `Projection.compaction` is the full record —
+every dropped and truncated line — which the daemon stores beside the snapshot, every one
+of them, and serves with `thread/context`. Dropped text is not lost: it is still in the
+earlier, immutable revisions.
 """
 
 from __future__ import annotations
@@ -366,6 +368,16 @@ def _record(
     )
 
 
+def listed(record: CompactionRecord) -> CompactionRecord:
+    """The bounded copy of a full compaction record that its snapshot keeps: the first
+    `DROPPED_LISTED` dropped and `TRUNCATED_LISTED` truncated lines, the counts exact."""
+    return msgspec.structs.replace(
+        record,
+        dropped=record.dropped[:DROPPED_LISTED],
+        truncated=record.truncated[:TRUNCATED_LISTED],
+    )
+
+
 def _with_record(
     candidate: Snapshot, dropped: list[_Droppable], full: CompactionRecord
 ) -> tuple[Snapshot, CompactionRecord]:
@@ -383,13 +395,8 @@ def _with_record(
     }
     bytes_after = 0
     for _ in range(8):
-        listed = msgspec.structs.replace(
-            full,
-            bytes_after=bytes_after,
-            dropped=full.dropped[:DROPPED_LISTED],
-            truncated=full.truncated[:TRUNCATED_LISTED],
-        )
-        compactions = (*candidate.compactions, listed)[-COMPACTIONS_KEPT:]
+        bounded = listed(msgspec.structs.replace(full, bytes_after=bytes_after))
+        compactions = (*candidate.compactions, bounded)[-COMPACTIONS_KEPT:]
         projected = msgspec.structs.replace(candidate, compactions=compactions, **kept)
         size = len(snapshot_bytes(projected))
         if size == bytes_after:

@@ -69,6 +69,7 @@ from alpd.services.rows import (
     verified_policy,
 )
 from alpd.services.snapshots import (
+    insert_compaction,
     insert_snapshot,
     load_chain,
     load_checkpoint,
@@ -470,6 +471,8 @@ class Executions:
         )
         projection = project_context(snapshot, checkpoint, outcome)
         await insert_snapshot(conn, projection.snapshot, at)
+        if projection.compaction is not None:
+            await insert_compaction(conn, thread_id, projection.compaction, at)
         await bump_revision(
             conn,
             thread_id,

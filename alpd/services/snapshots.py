@@ -12,19 +12,24 @@ import sqlite3
 import aiosqlite
 import msgspec
 
+from alpd.domain.canonical import canonical_json
 from alpd.domain.context import (
     Checkpoint,
+    CompactionRecord,
     Snapshot,
+    decode_snapshot,
     genesis,
     snapshot_bytes,
     snapshot_digest,
     verify_link,
     verify_snapshot,
 )
+from alpd.domain.projector import listed
 from alpd.errors import ThreadContextTampered, ThreadExecutionBindingMismatch
 from alpd.services.rows import verified_policy
 
 _checkpoint_decoder = msgspec.json.Decoder(Checkpoint)
+_compaction_decoder = msgspec.json.Decoder(CompactionRecord)
 
 
 async def insert_snapshot(conn: aiosqlite.Connection, snapshot: Snapshot, at: str) -> str:
@@ -42,6 +47,57 @@ async def insert_snapshot(conn: aiosqlite.Connection, snapshot: Snapshot, at: st
         ),
     )
     return digest
+
+
+async def insert_compaction(
+    conn: aiosqlite.Connection, thread_id: str, record: CompactionRecord, at: str
+) -> None:
+    """The full record of the compaction that made snapshot `record.revision`."""
+    await conn.execute(
+        "INSERT INTO compactions (thread_id, revision, body, created_at) VALUES (?, ?, ?, ?)",
+        (thread_id, record.revision, canonical_json(record), at),
+    )
+
+
+async def load_compactions(
+    conn: aiosqlite.Connection, thread_id: str, upto: int
+) -> list[CompactionRecord]:
+    """Every full compaction record of the thread up to revision `upto`, oldest first, each
+    checked against the bounded copy its (verified, digest-chained) snapshot holds:
+    THREAD_CONTEXT_TAMPERED when a record is unreadable, has lost lines, or disagrees."""
+    async with conn.execute(
+        "SELECT c.revision, c.body, s.body AS snapshot FROM compactions c "
+        "JOIN snapshots s USING (thread_id, revision) "
+        "WHERE c.thread_id = ? AND c.revision <= ? ORDER BY c.revision",
+        (thread_id, upto),
+    ) as cur:
+        rows = list(await cur.fetchall())
+    records = []
+    for row in rows:
+        try:
+            record = _compaction_decoder.decode(bytes(row["body"]))
+            kept = decode_snapshot(bytes(row["snapshot"])).compactions
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise _compaction_tampered(thread_id, row["revision"]) from exc
+        whole = (
+            len(record.dropped) == record.dropped_count
+            and len(record.truncated) == record.truncated_count
+        )
+        if not (
+            whole and kept and kept[-1] == listed(record) and record.revision == row["revision"]
+        ):
+            raise _compaction_tampered(thread_id, row["revision"])
+        records.append(record)
+    return records
+
+
+def _compaction_tampered(thread_id: str, revision: int) -> ThreadContextTampered:
+    return ThreadContextTampered(
+        f"the compaction record of snapshot {revision} of thread {thread_id} does not match "
+        "the snapshot",
+        threadId=thread_id,
+        revision=revision,
+    )
 
 
 async def insert_genesis(conn: aiosqlite.Connection, thread_id: str, at: str) -> str:

@@ -5,25 +5,28 @@ from __future__ import annotations
 import aiosqlite
 import msgspec
 
-from alpd.domain.context import Snapshot
+from alpd.domain.context import CompactionRecord, Snapshot
 from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
 from alpd.services.history import history_level, thread_history
 from alpd.services.rows import execution_from_row
-from alpd.services.snapshots import load_chain, load_snapshot
+from alpd.services.snapshots import load_chain, load_compactions, load_snapshot
 from alpd.services.threads import check_owner, load_thread_row
 from protocol import messages as m
 
 __all__ = ["context", "history_level", "show"]
 
 
-def _context_result(snapshot: Snapshot, digest: str) -> m.ContextResult:
+def _context_result(
+    snapshot: Snapshot, digest: str, compactions: list[CompactionRecord]
+) -> m.ContextResult:
     return m.ContextResult(
         thread_id=snapshot.thread_id,
         revision=snapshot.revision,
         digest=digest,
         snapshot=msgspec.to_builtins(snapshot),
+        compactions=[msgspec.to_builtins(record) for record in compactions],
     )
 
 
@@ -39,7 +42,8 @@ async def context(ex: Executions, caller: Caller, params: m.ContextParams) -> m.
             )
         await load_chain(conn, params.thread_id, row["context_revision"])
         snapshot, digest = await load_snapshot(conn, params.thread_id, revision)
-        return _context_result(snapshot, digest)
+        compactions = await load_compactions(conn, params.thread_id, revision)
+        return _context_result(snapshot, digest, compactions)
 
     return await ex.d.store.write(unit)
 

@@ -253,11 +253,35 @@ V4_FTS_MERGE: Final = (
     "INSERT INTO search_cjk (search_cjk, rank) VALUES ('automerge', 16)",
 )
 
+# The full record of every compaction (every dropped and truncated line), beside the
+# snapshot whose bounded copy lists only the first few; immutable like the snapshots.
+V5_COMPACTIONS: Final = (
+    """
+    CREATE TABLE compactions (
+        thread_id  TEXT NOT NULL,
+        revision   INTEGER NOT NULL,
+        body       BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (thread_id, revision),
+        FOREIGN KEY (thread_id, revision) REFERENCES snapshots (thread_id, revision)
+    ) STRICT, WITHOUT ROWID
+    """,
+    """
+    CREATE TRIGGER compactions_no_update BEFORE UPDATE ON compactions
+    BEGIN SELECT RAISE(ABORT, 'compaction records are immutable'); END
+    """,
+    """
+    CREATE TRIGGER compactions_no_delete BEFORE DELETE ON compactions
+    BEGIN SELECT RAISE(ABORT, 'compaction records are immutable'); END
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
     V3_HISTORY,
     V4_FTS_MERGE,
+    V5_COMPACTIONS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)
