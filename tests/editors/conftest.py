@@ -31,14 +31,18 @@ def _skip_or_fail(reason: str) -> None:
     pytest.skip(f"{reason} (run `make editors`)")
 
 
+@pytest.fixture(scope="module")
+def node_modules_ready() -> None:
+    if not (NODE_MODULES / ".package-lock.json").exists():
+        _skip_or_fail("editors/vscode/node_modules is not installed")
+
+
 @pytest.fixture
-def node() -> str:
+def node(node_modules_ready: None) -> str:
     found = shutil.which("node")
     if found is None:
         _skip_or_fail("node is not on PATH")
     assert found is not None
-    if not (NODE_MODULES / ".package-lock.json").exists():
-        _skip_or_fail("editors/vscode/node_modules is not installed")
     return found
 
 

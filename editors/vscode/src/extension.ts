@@ -1,0 +1,242 @@
+// The alp extension: Threads (by workspace folder) and Running views, thread details,
+// history search, "Continue in terminal", live updates from events/subscribe.
+// Everything it knows comes from alpd over the socket (src/client.ts).
+import * as vscode from "vscode";
+import { AlpClient, AlpError, Execution, Thread, socketPath } from "./client";
+import { hitLabel, rootLabel, runningLabel, threadDetails, threadLabel } from "./render";
+
+const SCHEME = "alp-thread";
+
+type Node =
+  | { type: "workspace"; folder: string }
+  | { type: "thread"; thread: Thread }
+  | { type: "root"; root: Execution }
+  | { type: "message"; text: string };
+
+class Connection {
+  private client: AlpClient | undefined;
+  private pending: Promise<AlpClient> | undefined;
+  readonly changed = new vscode.EventEmitter<{ method: string; threadId?: string }>();
+
+  private socket(): string {
+    const configured = vscode.workspace.getConfiguration("alp").get<string>("socket");
+    return configured || socketPath();
+  }
+
+  async get(): Promise<AlpClient> {
+    if (this.client) return this.client;
+    this.pending ??= AlpClient.connect(this.socket()).then(async (client) => {
+      client.onClose(() => {
+        this.client = undefined;
+        this.pending = undefined;
+      });
+      await client.subscribe((method, params) =>
+        this.changed.fire({ method, threadId: params.thread?.id ?? params.execution?.threadId ?? undefined }),
+      );
+      this.client = client;
+      return client;
+    });
+    try {
+      return await this.pending;
+    } catch (error) {
+      this.pending = undefined;
+      throw error;
+    }
+  }
+
+  dispose(): void {
+    this.client?.dispose();
+    this.changed.dispose();
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof AlpError) return `${error.name}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+class ThreadsProvider implements vscode.TreeDataProvider<Node> {
+  private readonly emitter = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+
+  constructor(private readonly connection: Connection) {}
+
+  refresh(): void {
+    this.emitter.fire(undefined);
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    switch (node.type) {
+      case "workspace": {
+        const item = new vscode.TreeItem(node.folder, vscode.TreeItemCollapsibleState.Expanded);
+        item.iconPath = new vscode.ThemeIcon("folder");
+        return item;
+      }
+      case "thread": {
+        const item = new vscode.TreeItem(threadLabel(node.thread), vscode.TreeItemCollapsibleState.Collapsed);
+        item.description = `${node.thread.status} · rev ${node.thread.revision}`;
+        item.tooltip = node.thread.id;
+        item.contextValue = "thread";
+        item.iconPath = new vscode.ThemeIcon(node.thread.busyRoot ? "sync~spin" : "comment-discussion");
+        item.command = { command: "alp.showThread", title: "Show", arguments: [node.thread.id] };
+        return item;
+      }
+      case "root": {
+        const item = new vscode.TreeItem(rootLabel(node.root));
+        item.tooltip = node.root.summary ?? node.root.id;
+        return item;
+      }
+      case "message":
+        return new vscode.TreeItem(node.text);
+    }
+  }
+
+  async getChildren(node?: Node): Promise<Node[]> {
+    try {
+      const client = await this.connection.get();
+      if (!node) {
+        const folders = vscode.workspace.workspaceFolders ?? [];
+        if (folders.length === 0) return [{ type: "message", text: "Open a folder to see its threads" }];
+        return folders.map((f) => ({ type: "workspace", folder: f.uri.fsPath }));
+      }
+      if (node.type === "workspace") {
+        const threads = await client.listThreads({ cwd: node.folder });
+        if (threads.length === 0) return [{ type: "message", text: "No threads here yet" }];
+        return threads.map((thread) => ({ type: "thread", thread }));
+      }
+      if (node.type === "thread") {
+        const show = await client.showThread(node.thread.id);
+        return show.roots.map((root) => ({ type: "root", root }));
+      }
+      return [];
+    } catch (error) {
+      return [{ type: "message", text: describe(error) }];
+    }
+  }
+}
+
+class RunningProvider implements vscode.TreeDataProvider<Node> {
+  private readonly emitter = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private labels = new Map<string, string>();
+
+  constructor(private readonly connection: Connection) {}
+
+  refresh(): void {
+    this.emitter.fire(undefined);
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    if (node.type === "root") {
+      const item = new vscode.TreeItem(this.labels.get(node.root.id) ?? node.root.id);
+      item.description = node.root.startedAt ?? node.root.createdAt;
+      item.tooltip = `${node.root.id}${node.root.pid ? ` (pid ${node.root.pid})` : ""}`;
+      if (node.root.threadId) {
+        item.command = { command: "alp.showThread", title: "Show", arguments: [node.root.threadId] };
+      }
+      return item;
+    }
+    return new vscode.TreeItem(node.type === "message" ? node.text : "");
+  }
+
+  async getChildren(node?: Node): Promise<Node[]> {
+    if (node) return [];
+    try {
+      const running = await (await this.connection.get()).running();
+      if (running.length === 0) return [{ type: "message", text: "Nothing is running" }];
+      this.labels = new Map(running.map(({ thread, execution }) => [execution.id, runningLabel(thread, execution)]));
+      return running.map(({ execution }) => ({ type: "root", root: execution }));
+    } catch (error) {
+      return [{ type: "message", text: describe(error) }];
+    }
+  }
+}
+
+class DetailsProvider implements vscode.TextDocumentContentProvider {
+  private readonly emitter = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.emitter.event;
+
+  constructor(private readonly connection: Connection) {}
+
+  update(threadId: string): void {
+    this.emitter.fire(vscode.Uri.parse(`${SCHEME}:${threadId}.md`));
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const threadId = uri.path.replace(/\.md$/, "");
+    try {
+      return threadDetails(await (await this.connection.get()).showThread(threadId));
+    } catch (error) {
+      return `# ${threadId}\n\n${describe(error)}\n`;
+    }
+  }
+}
+
+async function pickThread(connection: Connection, given?: unknown): Promise<string | undefined> {
+  if (typeof given === "string") return given;
+  if (given && typeof given === "object" && "thread" in given) return (given as { thread: Thread }).thread.id;
+  const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const threads = await (await connection.get()).listThreads(cwd ? { cwd } : { all: true });
+  const picked = await vscode.window.showQuickPick(
+    threads.map((t) => ({ label: threadLabel(t), description: t.id, id: t.id })),
+    { placeHolder: "Thread" },
+  );
+  return picked?.id;
+}
+
+export function activate(context: vscode.ExtensionContext): void {
+  const connection = new Connection();
+  const threads = new ThreadsProvider(connection);
+  const running = new RunningProvider(connection);
+  const details = new DetailsProvider(connection);
+
+  context.subscriptions.push(
+    connection,
+    vscode.window.registerTreeDataProvider("alp.threads", threads),
+    vscode.window.registerTreeDataProvider("alp.running", running),
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, details),
+    connection.changed.event(({ threadId }) => {
+      threads.refresh();
+      running.refresh();
+      if (threadId) details.update(threadId);
+    }),
+    vscode.commands.registerCommand("alp.refresh", () => {
+      threads.refresh();
+      running.refresh();
+    }),
+    vscode.commands.registerCommand("alp.showThread", async (given?: unknown) => {
+      const id = await pickThread(connection, given);
+      if (!id) return;
+      const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(`${SCHEME}:${id}.md`));
+      await vscode.commands.executeCommand("markdown.showPreview", document.uri);
+    }),
+    vscode.commands.registerCommand("alp.continueInTerminal", async (given?: unknown) => {
+      const id = await pickThread(connection, given);
+      if (!id) return;
+      const command = vscode.workspace.getConfiguration("alp").get<string>("command") || "alp";
+      const terminal = vscode.window.createTerminal({
+        name: `alp ${id}`,
+        shellPath: command,
+        shellArgs: ["thread", "continue", id],
+        cwd: vscode.workspace.workspaceFolders?.[0]?.uri,
+      });
+      terminal.show();
+    }),
+    vscode.commands.registerCommand("alp.search", async () => {
+      const query = await vscode.window.showInputBox({ prompt: 'Search history: words, "a phrase", prefix*' });
+      if (!query) return;
+      try {
+        const hits = await (await connection.get()).search(query);
+        const picked = await vscode.window.showQuickPick(
+          hits.map((hit) => ({ ...hitLabel(hit), threadId: hit.threadId })),
+          { placeHolder: `${hits.length} matches`, matchOnDetail: true },
+        );
+        if (picked?.threadId) await vscode.commands.executeCommand("alp.showThread", picked.threadId);
+      } catch (error) {
+        void vscode.window.showErrorMessage(`alp: ${describe(error)}`);
+      }
+    }),
+  );
+}
+
+export function deactivate(): void {}

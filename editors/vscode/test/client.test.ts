@@ -1,0 +1,77 @@
+// The protocol client under plain Node against a real alpd (started by
+// tests/editors/test_vscode_extension.py, which passes what it seeded in ALP_TEST_*).
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import { AlpClient, AlpError, Changed, socketPath } from "../src/client";
+import { rootLabel, threadDetails, threadLabel } from "../src/render";
+
+const env = (name: string): string => {
+  const value = process.env[name];
+  assert.ok(value, `${name} is not set (run through pytest)`);
+  return value;
+};
+
+test("the socket path follows the CLI's rules", () => {
+  assert.equal(socketPath(process.env), env("ALP_TEST_EXPECTED_SOCKET"));
+  assert.equal(socketPath({ XDG_RUNTIME_DIR: "/run/user/7" }, 7), "/run/user/7/alp/alpd.sock");
+  assert.equal(socketPath({ XDG_RUNTIME_DIR: "relative" }, 7), "/tmp/alp-7/alpd.sock");
+  assert.equal(socketPath({ ALP_SOCKET: "", XDG_RUNTIME_DIR: "/x" }, 7), "/x/alp/alpd.sock");
+});
+
+test("every method the extension uses answers over LSP framing", async () => {
+  const client = await AlpClient.connect();
+  try {
+    assert.equal(typeof (await client.ping()).pid, "number");
+
+    const threads = await client.listThreads({ cwd: env("ALP_TEST_WORK") });
+    const seeded = threads.find((t) => t.id === env("ALP_TEST_THREAD_ID"));
+    assert.ok(seeded, JSON.stringify(threads));
+    assert.equal(threadLabel(seeded), "planning the ledger");
+
+    const show = await client.showThread(seeded.id);
+    const details = threadDetails(show);
+    assert.match(details, /## Roots \(1\)/);
+    assert.ok(details.includes(`- ${env("ALP_TEST_DECISION")} — \`${env("ALP_TEST_EXECUTION_ID")}\``), details);
+    assert.match(rootLabel(show.roots[0]), /^#1 ⌨ interactive · command\/command · completed$/);
+
+    const hits = await client.search("ledger");
+    assert.ok(hits.some((h) => h.threadId === seeded.id));
+
+    const running = await client.running();
+    const busy = running.find((r) => r.thread.id === env("ALP_TEST_BUSY_THREAD_ID"));
+    assert.ok(busy, JSON.stringify(running));
+    assert.equal(threadLabel(busy.thread), "● still working");
+    assert.equal(busy.execution.status, "running");
+
+    await assert.rejects(client.showThread("thread_nope"), (error: unknown) => {
+      assert.ok(error instanceof AlpError);
+      assert.equal(error.name, "THREAD_NOT_FOUND");
+      return true;
+    });
+  } finally {
+    client.dispose();
+  }
+});
+
+test("a change made elsewhere arrives as a live notification", async () => {
+  const watcher = await AlpClient.connect();
+  const other = await AlpClient.connect();
+  try {
+    const seen: Changed[] = [];
+    let resolve: () => void = () => undefined;
+    const arrived = new Promise<void>((r) => (resolve = r));
+    const subscribed = await watcher.subscribe((method, params) => {
+      if (method === "thread/changed" && params.thread?.title === "made elsewhere") {
+        seen.push(params);
+        resolve();
+      }
+    });
+    assert.deepEqual(subscribed.sort(), ["execution/changed", "thread/changed"]);
+    await other.request("thread/create", { title: "made elsewhere", cwd: env("ALP_TEST_WORK") });
+    await arrived;
+    assert.equal(seen[0].change, "created");
+  } finally {
+    watcher.dispose();
+    other.dispose();
+  }
+});

@@ -1,0 +1,94 @@
+"""The VS Code extension (editors/vscode): its protocol client under plain Node against a
+real alpd (every method the extension uses, and a live notification), `tsc` compiling the
+whole extension, and `vsce package` packing it. VS Code itself cannot be installed here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import DECISION, NODE_MODULES, VSCODE, SeededDaemon
+
+from protocol.paths import default_socket_path
+
+
+def npx(
+    tool: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(NODE_MODULES / ".bin" / tool), *args],
+        cwd=VSCODE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def compiled(node_modules_ready: None) -> Path:
+    done = npx("tsc", "-p", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return VSCODE / "out"
+
+
+@pytest.fixture
+def busy_thread(seeded: SeededDaemon) -> Iterator[str]:
+    """A thread whose root runs (a headless `sleep`) for the whole test."""
+    done = seeded.daemon.cli(
+        "--title", "still working", "--runtime", "command", "--headless", "--json",
+        "--", "sleep", "300", cwd=str(seeded.work),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    yield result["thread"]["id"]
+    seeded.daemon.call("execution/cancel", {"executionId": result["execution"]["id"]})
+
+
+def test_the_client_module_speaks_to_a_real_alpd_under_node(
+    node: str, compiled: Path, seeded: SeededDaemon, busy_thread: str
+) -> None:
+    env = {
+        **seeded.daemon.env,
+        "ALP_TEST_EXPECTED_SOCKET": str(default_socket_path(seeded.daemon.env)),
+        "ALP_TEST_WORK": str(seeded.work),
+        "ALP_TEST_THREAD_ID": seeded.thread_id,
+        "ALP_TEST_EXECUTION_ID": seeded.execution_id,
+        "ALP_TEST_DECISION": DECISION,
+        "ALP_TEST_BUSY_THREAD_ID": busy_thread,
+    }
+    done = subprocess.run(
+        [node, "--test", str(compiled / "test" / "client.test.js")],
+        cwd=VSCODE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "# pass 3" in done.stdout and "# fail 0" in done.stdout, done.stdout
+
+
+def test_the_client_module_never_imports_vscode(compiled: Path) -> None:
+    for name in ("client.js", "render.js"):
+        assert 'require("vscode")' not in (compiled / "src" / name).read_text()
+
+
+def test_the_extension_packs_with_vsce(compiled: Path, tmp_path: Path) -> None:
+    target = tmp_path / "alp-threads.vsix"
+    env = {**os.environ, "npm_config_cache": str(tmp_path / "npm-cache")}
+    done = npx("vsce", "package", "--out", str(target), env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with zipfile.ZipFile(target) as vsix:
+        names = set(vsix.namelist())
+        manifest = json.loads(vsix.read("extension/package.json"))
+    assert "extension/out/src/extension.js" in names
+    assert "extension/node_modules/vscode-jsonrpc/package.json" in names
+    assert not any(name.startswith("extension/out/test/") for name in names)
+    views = {view["id"] for view in manifest["contributes"]["views"]["alp"]}
+    assert views == {"alp.threads", "alp.running"}
