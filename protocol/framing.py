@@ -107,7 +107,13 @@ class FrameDecoder:
         return True
 
     def _next_line(self) -> bytes | None:
+        # A line's size runs from its first non-blank byte to its newline, trailing blanks
+        # included: the same whether the line arrives whole or a byte at a time (a size
+        # without trailing blanks could only be known once the newline came, and a partial
+        # line must be refused as soon as it is too long, to keep the buffer bounded).
         while True:
+            if self._buffer and self._buffer[0] in _BLANK:
+                del self._buffer[: len(self._buffer) - len(self._buffer.lstrip(_BLANK))]
             newline = self._buffer.find(b"\n")
             if newline < 0:
                 if len(self._buffer) > self.max_frame_bytes:
@@ -116,10 +122,11 @@ class FrameDecoder:
                     self._discard = -1
                     raise FrameTooLarge(size, self.max_frame_bytes)
                 return None
-            line = bytes(self._buffer[:newline]).strip(_BLANK)
+            line = bytes(self._buffer[:newline])
             del self._buffer[: newline + 1]
             if len(line) > self.max_frame_bytes:
                 raise FrameTooLarge(len(line), self.max_frame_bytes)
+            line = line.rstrip(_BLANK)
             if line:
                 return line
 

@@ -298,3 +298,20 @@ def test_encoded_frames_decode_back() -> None:
         decoder = FrameDecoder()
         decoder.feed(encode_frame(framing, PING) * 3)
         assert frames_of(decoder) == [PING] * 3
+
+
+@pytest.mark.parametrize("cut", [0, 1, 60, 66, 67])
+def test_an_ndjson_line_counts_its_trailing_blanks_however_it_is_cut(cut: int) -> None:
+    """Found by `make fuzz`: trailing blanks counted only while the newline was missing, so a
+    line refused when cut before its newline was served when it arrived whole."""
+    line = b"{" + b"a" * 61 + b"    \n"  # 62 bytes of JSON, 66 with the blanks
+    decoder = FrameDecoder(64)
+    decoder.feed(line[:cut])
+    refused = 0
+    for chunk in (b"", line[cut:]):
+        decoder.feed(chunk)
+        try:
+            assert decoder.next_frame() is None
+        except FrameTooLarge:
+            refused += 1
+    assert refused == 1
