@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from alpctl import history_cli, render
+from alpctl import render
 from alpctl.invocation import EXIT_OK, Invocation, UsageError
 from alpctl.parser import actions, add, runtime_options
 
@@ -105,6 +105,8 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
             params["revision"] = args.rev
         out.emit(inv.client.call("thread/context", params), render.context)
     elif action == "sync":
+        from alpctl import history_cli  # progress printing: only this action needs it
+
         params = {"threadId": args.id}
         result = history_cli.call_with_progress(inv.client, args, "thread/sync", params)
         out.emit(result, render.sync_result)
