@@ -12,6 +12,9 @@ from alpctl.parser import actions, add
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
+
+    from alpctl.client import Client
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +41,20 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
     return EXIT_OK
 
 
+def read_all(client: Client, execution_id: str) -> dict[str, Any]:
+    """Everything printed so far: the daemon returns at most a limit per call, so ask on
+    from the offsets until a call brings nothing new."""
+    chunk: dict[str, Any] = client.call("execution/logs", {"executionId": execution_id})
+    while True:
+        offsets = {"stdoutOffset": chunk["stdoutOffset"], "stderrOffset": chunk["stderrOffset"]}
+        more = client.call("execution/logs", {"executionId": execution_id, **offsets})
+        if not (more["stdout"] or more["stderr"]):
+            return chunk
+        more["stdout"] = chunk["stdout"] + more["stdout"]
+        more["stderr"] = chunk["stderr"] + more["stderr"]
+        chunk = more
+
+
 def logs(args: argparse.Namespace, inv: Invocation) -> int:
     if args.follow and not inv.out.as_json:
         from alpctl.runs import follow, stopped_waiting
@@ -48,7 +65,7 @@ def logs(args: argparse.Namespace, inv: Invocation) -> int:
             print(stopped_waiting(args.execution_id), file=sys.stderr)
             return EXIT_INTERRUPTED
         return EXIT_OK
-    chunk = inv.client.call("execution/logs", {"executionId": args.execution_id})
+    chunk = read_all(inv.client, args.execution_id)
     if inv.out.as_json:
         inv.out.json(chunk)
     else:

@@ -206,3 +206,17 @@ def test_a_reply_alp_cannot_read_is_one_line_not_a_traceback(tmp_path: Path) -> 
     )
     assert "Traceback" in debug.stderr
     server.close()
+
+
+def test_logs_print_all_of_an_output_larger_than_one_read(
+    alpd: DaemonProcess, tmp_path: Path
+) -> None:
+    size = 2_500_000  # the daemon returns at most 1 MiB per call
+    started = headless(alpd, tmp_path, "sh", "-c", f"yes line | head -c {size}")
+    execution_id = started["execution"]["id"]
+    alpd.call("execution/wait", {"executionId": execution_id, "timeout": 60})
+    done = alpd.cli("execution", "logs", execution_id, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout) == size
+    as_json = cli_json(alpd, "execution", "logs", execution_id, cwd=tmp_path)
+    assert as_json["stdoutOffset"] == size and len(as_json["stdout"]) == size
