@@ -67,6 +67,10 @@ class ExecutionPolicyTampered(AlpError):
     name = "EXECUTION_POLICY_TAMPERED"
 
 
+class HistoryEntryTampered(AlpError):
+    name = "HISTORY_ENTRY_TAMPERED"
+
+
 class ExecutionNotRunning(AlpError):
     name = "EXECUTION_NOT_RUNNING"
 

@@ -49,6 +49,7 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         "a stored execution policy no longer matches its policyHash",
     ),
     "CONFIG_INVALID": (1022, "config.toml is not valid; the daemon keeps its previous config"),
+    "HISTORY_ENTRY_TAMPERED": (1023, "a stored history entry no longer matches its digest"),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

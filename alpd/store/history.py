@@ -19,6 +19,7 @@ The statements that feed both (`INDEX_ENTRIES`, and the thread documents' trigge
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -27,10 +28,13 @@ import aiosqlite
 
 __all__ = [
     "CURSOR_COLUMNS",
+    "DIGESTED_COLUMNS",
     "INDEX_ENTRIES",
     "INSERT_ENTRY",
     "UPSERT_CURSOR",
     "Cursor",
+    "entry_content",
+    "entry_digest",
     "fold_text",
     "has_cjk",
     "register_functions",
@@ -90,26 +94,49 @@ def _has_cjk_sql(text: str | None) -> int:
 
 
 async def register_functions(conn: aiosqlite.Connection) -> None:
-    """Give ``conn`` the functions the V3 index triggers call."""
+    """Give ``conn`` the functions the V3 index triggers and `INSERT_ENTRY` call."""
     await conn.create_function("alp_fold", 1, fold_text, deterministic=True)
     await conn.create_function("alp_has_cjk", 1, _has_cjk_sql, deterministic=True)
+    await conn.create_function("alp_entry_digest", 1, entry_digest, deterministic=True)
+
+
+#: the stored columns of an entry its digest covers, in this order
+DIGESTED_COLUMNS: Final = (
+    "execution_id", "native_id", "role", "kind", "text", "tool_name", "tool_input",
+    "output_tail", "output_sha256", "ts", "model", "usage", "call_id", "is_error",
+    "byte_offset", "copy_of",
+)  # fmt: skip
+
+
+def entry_content(prefix: str = "") -> str:
+    """The SQL of an entry's digested content: a JSON array of `DIGESTED_COLUMNS` built by
+    SQLite's own `json_array`, so the writer and any reader produce the same text."""
+    return "json_array(" + ", ".join(prefix + column for column in DIGESTED_COLUMNS) + ")"
+
+
+def entry_digest(content: str) -> str:
+    """`sha256:<hex>` of an entry's content (`entry_content`)."""
+    return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 # One statement inserts an entry, or nothing if (native_id, execution_id) exists. An entry
 # whose native id another execution already holds (a fork's or resume's copy) is stored as
-# a pointer to that row, without its text, and is not indexed.
-INSERT_ENTRY: Final = """
-INSERT INTO history_entries (
-    execution_id, native_id, role, kind, text, tool_name, tool_input, output_tail,
-    output_sha256, ts, model, usage, call_id, is_error, byte_offset, copy_of)
-SELECT :execution_id, :native_id, :role, :kind,
-    iif(c.id IS NULL, :text, NULL), :tool_name,
-    iif(c.id IS NULL, :tool_input, NULL), iif(c.id IS NULL, :output_tail, NULL),
-    :output_sha256, :ts, :model, iif(c.id IS NULL, :usage, NULL), :call_id, :is_error,
-    :byte_offset, c.id
-FROM (SELECT (SELECT id FROM history_entries
-              WHERE native_id = :native_id AND execution_id != :execution_id
-                AND copy_of IS NULL LIMIT 1) AS id) AS c
+# a pointer to that row, without its text, and is not indexed. Its digest covers what is
+# stored (`v`), computed by `alp_entry_digest` on the writer.
+INSERT_ENTRY: Final = f"""
+INSERT INTO history_entries ({", ".join(DIGESTED_COLUMNS)}, digest)
+SELECT v.*, alp_entry_digest({entry_content("v.")}) FROM (
+    SELECT :execution_id AS execution_id, :native_id AS native_id, :role AS role,
+        :kind AS kind, iif(c.id IS NULL, :text, NULL) AS text, :tool_name AS tool_name,
+        iif(c.id IS NULL, :tool_input, NULL) AS tool_input,
+        iif(c.id IS NULL, :output_tail, NULL) AS output_tail, :output_sha256 AS output_sha256,
+        :ts AS ts, :model AS model, iif(c.id IS NULL, :usage, NULL) AS usage,
+        :call_id AS call_id, :is_error AS is_error, :byte_offset AS byte_offset,
+        c.id AS copy_of
+    FROM (SELECT (SELECT id FROM history_entries
+                  WHERE native_id = :native_id AND execution_id != :execution_id
+                    AND copy_of IS NULL LIMIT 1) AS id) AS c
+) AS v
 WHERE true
 ON CONFLICT (native_id, execution_id) DO NOTHING
 """

@@ -276,12 +276,31 @@ V5_COMPACTIONS: Final = (
     """,
 )
 
+# A digest per history entry (`alpd.store.history.ENTRY_CONTENT`), checked when an entry is
+# read back. Entries written before this migration have none: `history_digests.since` is
+# the first id that must, so clearing a digest cannot pass for an old entry.
+V6_ENTRY_DIGESTS: Final = (
+    "ALTER TABLE history_entries ADD COLUMN digest TEXT",
+    "CREATE TABLE history_digests (since INTEGER NOT NULL) STRICT",
+    "INSERT INTO history_digests (since) SELECT coalesce(max(id), 0) + 1 FROM history_entries",
+    """
+    CREATE TRIGGER history_entries_need_a_digest BEFORE INSERT ON history_entries
+    WHEN new.digest IS NULL
+    BEGIN SELECT RAISE(ABORT, 'a history entry needs its digest'); END
+    """,
+    """
+    CREATE TRIGGER history_digests_immutable BEFORE UPDATE ON history_digests
+    BEGIN SELECT RAISE(ABORT, 'history_digests is immutable'); END
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
     V3_HISTORY,
     V4_FTS_MERGE,
     V5_COMPACTIONS,
+    V6_ENTRY_DIGESTS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

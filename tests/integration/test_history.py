@@ -24,7 +24,8 @@ from transcripts import (
     write_db,
 )
 
-from alpctl.client import Client, DaemonUnreachable
+from alpctl.client import Client, DaemonUnreachable, RpcError
+from alpd.store.history import entry_content, entry_digest
 from alpd.testing.daemon import DaemonProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit"))
@@ -378,3 +379,42 @@ def test_import_of_a_missing_directory_is_a_domain_error(alpd: DaemonProcess) ->
     with Client.connect(alpd.socket_path) as client, pytest.raises(Exception) as caught:
         client.call("history/import", {"runtime": "claude", "path": "/nonexistent/dir"})
     assert getattr(caught.value, "name", "") == "INVALID_ARGUMENT"
+
+
+def test_every_entry_has_a_digest_checked_when_search_reads_it_back(
+    alpd: DaemonProcess, tmp_path: Path
+) -> None:
+    sessions = tmp_path / "digests"
+    sessions.mkdir()
+    claude = Claude()
+    path = sessions / f"{claude.session}.jsonl"
+    path.write_bytes(claude.prompt("wombats dig burrows") + claude.reply("wombats are fine"))
+    import_dir(alpd, "claude", sessions)
+    with db(alpd.home) as conn:
+        rows = conn.execute(
+            f"SELECT id, digest, {entry_content()} AS content FROM history_entries"
+        ).fetchall()
+    assert len(rows) == 2
+    assert all(r["digest"] == entry_digest(r["content"]) for r in rows)
+    found = alpd.call("history/search", {"query": "wombats"})
+    assert isinstance(found, dict) and len(found["hits"]) == 2
+
+    # Edited in place (the immutability trigger dropped): the text no longer matches.
+    with write_db(alpd.home) as conn:
+        conn.execute("DROP TRIGGER history_entries_immutable")
+        conn.execute(
+            "UPDATE history_entries SET text = replace(text, 'burrows', 'tunnels') "
+            "WHERE text LIKE '%burrows%'"
+        )
+    with pytest.raises(RpcError) as info:
+        alpd.call("history/search", {"query": "wombats"})
+    assert info.value.name == "HISTORY_ENTRY_TAMPERED"
+    tampered = rows[0]["id"] if "burrows" in rows[0]["content"] else rows[1]["id"]
+    assert info.value.data["entryId"] == tampered
+
+    # Its digest cleared as well, to pass for an entry from before digests: still refused.
+    with write_db(alpd.home) as conn:
+        conn.execute("UPDATE history_entries SET digest = NULL WHERE id = ?", (tampered,))
+    with pytest.raises(RpcError) as info:
+        alpd.call("history/search", {"query": "wombats"})
+    assert info.value.name == "HISTORY_ENTRY_TAMPERED"
