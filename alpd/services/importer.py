@@ -25,15 +25,24 @@ from typing import Final, Literal
 import aiosqlite
 import anyio
 import msgspec
+from anyio.streams.memory import MemoryObjectSendStream
 
-from alpd.domain.canonical import canonical_json, sha256_digest
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.errors import InvalidArgument
 from alpd.files import open_regular
 from alpd.runtimes import claude as claude_runtime
 from alpd.runtimes import codex as codex_runtime
 from alpd.services.context import Caller
-from alpd.services.history import HistoryService, ProgressNotifier
+from alpd.services.history import CHUNK_BYTES, HistoryService, ProgressNotifier
+from alpd.services.import_batch import (
+    SET_TIMES,
+    Batch,
+    NewSession,
+    batches,
+    legacy_policy,
+    read_batch,
+    write_batch,
+)
 from protocol import messages as m
 
 __all__ = ["default_root", "import_sessions", "session_files"]
@@ -127,9 +136,13 @@ async def import_sessions(
     if not is_dir:
         raise InvalidArgument(f"{root} is not a directory of {params.runtime} sessions")
     files = await anyio.to_thread.run_sync(lambda: list(session_files(params.runtime, root)))
-    sizes = [path.stat().st_size for path, _ in files]
+    listed = [(path, session, path.stat().st_size) for path, session in files]
     notifier = ProgressNotifier(
-        history, params.progress_token, "import", total=len(files), total_bytes=sum(sizes)
+        history,
+        params.progress_token,
+        "import",
+        total=len(files),
+        total_bytes=sum(size for _, _, size in listed),
     )
     result = m.HistoryImportResult(
         runtime=params.runtime,
@@ -140,54 +153,146 @@ async def import_sessions(
         added=0,
         skipped=0,
     )
-    for index, ((path, session), size) in enumerate(zip(files, sizes, strict=True)):
+    # Batch k+1 is read while batch k is written (one batch ahead at most).
+    send, receive = anyio.create_memory_object_stream[Batch](0)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_read_ahead, history, params.runtime, listed, send)
+            async with receive:
+                async for batch in receive:
+                    await _write(history, caller, params.runtime, batch, result, notifier)
+    except BaseExceptionGroup as group:
+        # One failure (the reader's or the writer's) is the import's error, as it was.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+    return result
+
+
+async def _read_ahead(
+    history: HistoryService,
+    runtime: str,
+    files: list[tuple[Path, str, int]],
+    send: MemoryObjectSendStream[Batch],
+) -> None:
+    seen: set[str] = set()
+    async with send:
+        for group in batches(files):
+            candidates = []
+            for path, session, size in group:
+                if size <= CHUNK_BYTES and session not in seen:
+                    candidates.append((path, session, size))
+                seen.add(session)
+            known = await _known_sessions(history, [session for _, session, _ in candidates])
+            fresh = [
+                NewSession(path, session, size, history.d.clock.new_id(EXECUTION_PREFIX))
+                for path, session, size in candidates
+                if session not in known
+            ]
+            await anyio.to_thread.run_sync(read_batch, runtime, fresh, _cwd_of)
+            await send.send(Batch(group, fresh))
+
+
+async def _known_sessions(history: HistoryService, sessions: list[str]) -> set[str]:
+    """Those of `sessions` an execution of any runtime holds."""
+    if not sessions:
+        return set()
+    rows = await history.d.store.fetchall(
+        "SELECT DISTINCT native_session_id FROM executions WHERE native_session_id IN "
+        f"({', '.join('?' * len(sessions))})",
+        sessions,
+    )
+    return {row[0] for row in rows}
+
+
+async def _write(
+    history: HistoryService,
+    caller: Caller,
+    runtime: str,
+    batch: Batch,
+    result: m.HistoryImportResult,
+    notifier: ProgressNotifier,
+) -> None:
+    whole = [new for new in batch.fresh if new.chunk is not None]
+    taken = await write_batch(history, caller, runtime, whole) if whole else []
+    written = {new.path: new for new in whole if new not in taken}
+    result.imported += len(written)
+    result.added += sum(new.added for new in written.values())
+    result.skipped += sum(new.chunk.skipped for new in written.values() if new.chunk)
+    for path, session, size in batch.files:
         notifier.path = str(path)
-        known = await history.d.store.fetchone(
-            "SELECT id, thread_id FROM executions WHERE native_session_id = ? AND runtime = ? "
-            "ORDER BY created_at LIMIT 1",
-            (session, params.runtime),
-        )
-        status: Literal["imported", "updated", "known"]
-        if known is None:
-            execution_id = await _insert_legacy(history, caller, params.runtime, session, path)
-            result.imported += 1
-            status = "imported"
-        else:
-            execution_id = known["id"]
-            if known["thread_id"] is None:
-                result.updated += 1
-                status = "updated"
-            else:
-                result.known += 1
-                status = "known"
-        report = await history.sync_execution(execution_id, notifier.bytes_progress)
-        if known is None:
-            await _set_times(history, execution_id)
-        result.added += report.added
-        result.skipped += report.skipped
-        entries = await history.d.store.fetchone(
-            "SELECT count(*) FROM history_entries WHERE execution_id = ?", (execution_id,)
-        )
-        result.sessions.append(
-            m.ImportedSession(
-                native_session_id=session,
-                path=str(path),
-                execution_id=execution_id,
-                status=status,
-                entries=int(entries[0]) if entries else 0,
-                added=report.added,
-                skipped=report.skipped,
-                level=report.level,
+        if path in written:
+            new = written[path]
+            result.sessions.append(
+                m.ImportedSession(
+                    native_session_id=session,
+                    path=str(path),
+                    execution_id=new.execution_id,
+                    status="imported",
+                    entries=new.added,
+                    added=new.added,
+                    skipped=new.chunk.skipped if new.chunk else 0,
+                    level=new.level,
+                )
             )
-        )
+        else:
+            await _one_by_one(history, caller, runtime, path, session, result, notifier)
         notifier.base_bytes += size
         notifier.update(
-            done=index + 1,
+            done=notifier.done + 1,
             added=result.added,
             bytes=notifier.base_bytes,
-            force=index + 1 == len(files),
+            force=notifier.done + 1 == notifier.total,
         )
-    return result
+
+
+async def _one_by_one(
+    history: HistoryService,
+    caller: Caller,
+    runtime: str,
+    path: Path,
+    session: str,
+    result: m.HistoryImportResult,
+    notifier: ProgressNotifier,
+) -> None:
+    known = await history.d.store.fetchone(
+        "SELECT id, thread_id FROM executions WHERE native_session_id = ? AND runtime = ? "
+        "ORDER BY created_at LIMIT 1",
+        (session, runtime),
+    )
+    status: Literal["imported", "updated", "known"]
+    if known is None:
+        execution_id = await _insert_legacy(history, caller, runtime, session, path)
+        result.imported += 1
+        status = "imported"
+    else:
+        execution_id = known["id"]
+        if known["thread_id"] is None:
+            result.updated += 1
+            status = "updated"
+        else:
+            result.known += 1
+            status = "known"
+    report = await history.sync_execution(execution_id, notifier.bytes_progress)
+    if known is None:
+        await history.write(lambda conn: conn.execute(SET_TIMES, (execution_id,)))
+    result.added += report.added
+    result.skipped += report.skipped
+    entries = await history.d.store.fetchone(
+        "SELECT count(*) FROM history_entries WHERE execution_id = ?", (execution_id,)
+    )
+    result.sessions.append(
+        m.ImportedSession(
+            native_session_id=session,
+            path=str(path),
+            execution_id=execution_id,
+            status=status,
+            entries=int(entries[0]) if entries else 0,
+            added=report.added,
+            skipped=report.skipped,
+            level=report.level,
+        )
+    )
 
 
 async def _insert_legacy(
@@ -195,7 +300,7 @@ async def _insert_legacy(
 ) -> str:
     clock = history.d.clock
     execution_id = clock.new_id(EXECUTION_PREFIX)
-    document = canonical_json({"legacy": True, "runtime": runtime, "nativeSessionId": session})
+    document, digest = legacy_policy(runtime, session)
     origin = msgspec.json.encode(m.Origin(door="import", by=f"uid:{caller.uid}")).decode()
     cwd = await anyio.to_thread.run_sync(_cwd_of, path)
     at = clock.now_iso()
@@ -215,7 +320,7 @@ async def _insert_legacy(
                 runtime,
                 origin,
                 document,
-                sha256_digest(document),
+                digest,
                 cwd,
                 session,
                 str(path),
@@ -226,19 +331,3 @@ async def _insert_legacy(
 
     await history.write(unit)
     return execution_id
-
-
-async def _set_times(history: HistoryService, execution_id: str) -> None:
-    """A legacy execution ran when its entries were written, not when it was imported."""
-
-    async def unit(conn: aiosqlite.Connection) -> None:
-        await conn.execute(
-            "UPDATE executions SET "
-            "started_at = coalesce((SELECT min(ts) FROM history_entries "
-            "WHERE execution_id = ?1), started_at), "
-            "settled_at = coalesce((SELECT max(ts) FROM history_entries "
-            "WHERE execution_id = ?1), settled_at) WHERE id = ?1",
-            (execution_id,),
-        )
-
-    await history.write(unit)
