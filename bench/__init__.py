@@ -13,15 +13,16 @@ from dataclasses import dataclass
 
 __all__ = ["Result", "goal_met"]
 
-_COMPARE = {">=": operator.ge, "<=": operator.le}
+_COMPARE = {">=": operator.ge, "<=": operator.le, "<": operator.lt, ">": operator.gt}
 
 
 @dataclass(frozen=True, slots=True)
 class Result:
     """One measured figure against its floor.
 
-    `ratio` is figure/baseline in the direction the goal states; `goal` is ">= X", "<= X",
-    or "" for a figure printed for information only.
+    `ratio` is figure/baseline in the direction the goal states; `goal` is ">= X" or "<= X"
+    on the ratio, "<= X UNIT" on the figure itself (an absolute bound such as a memory
+    budget), or "" for a figure printed for information only.
     """
 
     name: str
@@ -33,8 +34,12 @@ class Result:
 
 
 def goal_met(result: Result) -> bool | None:
-    """True/False when the result has a goal and a ratio, else None."""
-    if not result.goal or result.ratio is None:
+    """True/False when the result has a goal and what it bounds, else None."""
+    if not result.goal:
         return None
-    op, _, bound = result.goal.partition(" ")
-    return bool(_COMPARE[op](result.ratio, float(bound)))
+    op, _, rest = result.goal.partition(" ")
+    bound, _, unit = rest.partition(" ")
+    value = result.figure if unit else result.ratio
+    if value is None:
+        return None
+    return bool(_COMPARE[op](value, float(bound)))

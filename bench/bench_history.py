@@ -1,30 +1,27 @@
-"""History sync against its floor, and alpd's memory during an import.
+"""History sync against its floor, on both corpus shapes, and alpd's memory during an import.
 
-(a) Sync throughput: `history/import` of generated Claude Code transcripts through a real
-    alpd (read, parse, redact, insert, two FTS5 indexes, cursor — all of it), against the
-    floor of this design measured in the same run: the same files parsed line by line with
-    msgspec and their text inserted into a plain unicode61 FTS5 table with sqlite3, 1000 rows
-    per transaction (WAL, synchronous=NORMAL). Goal: ≥ 0.5× the floor's MB/s.
-(b) alpd's RSS sampled every 0.1 s during that import: the peak against the RSS once the
-    first tenth of the bytes was in, to show it stays flat (streamed, bounded chunks).
-
-Sizes (MB of transcripts) come from ALP_BENCH_SYNC_MB (default 40; the full run used 1000).
-Generated data is kept under ALP_BENCH_DATA (default /tmp/alp-bench-history) and reused;
-bench_search reads the same blocks.
+(a) Import throughput: `history/import` of generated Claude Code transcripts through a real
+    alpd installed from a wheel (read, parse, redact, insert, two FTS5 indexes, cursors — all
+    of it), against the floor of this design: the same files parsed line by line with msgspec
+    and their text inserted into a plain unicode61 FTS5 table with sqlite3, 1000 rows per
+    transaction (WAL, synchronous=NORMAL). Both shapes of `bench.corpus`: many sessions
+    (ALP_BENCH_SESSIONS_MB, default 60; the full run 300) and few large files
+    (ALP_BENCH_SYNC_MB, default 40; the full run 100). Floor and alp alternate over
+    ALP_BENCH_SYNC_ROUNDS rounds (default 1; the full run 3); the ratio is the median of the
+    rounds' ratios. Goal: ≥ 0.5× the floor's MB/s.
+(b) alpd's RSS sampled every 0.1 s during the many-sessions import: the peak against the RSS
+    once the first tenth of the bytes was in, to show it stays flat.
 """
 
 from __future__ import annotations
 
 import os
-import random
-import re
 import sqlite3
+import statistics
 import sys
 import tempfile
 import threading
 import time
-import uuid
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -32,163 +29,12 @@ import msgspec
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
 from bench import Result
+from bench.corpus import files_of, large, sessions, total_bytes
+from bench.install import installed
 
+SESSIONS_MB = int(os.environ.get("ALP_BENCH_SESSIONS_MB", "60"))
 SYNC_MB = int(os.environ.get("ALP_BENCH_SYNC_MB", "40"))
-DATA = Path(os.environ.get("ALP_BENCH_DATA", "/tmp/alp-bench-history"))
-FILE_MB = 4
-SEED = 20261130
-
-
-def vocabulary() -> tuple[list[str], list[int]]:
-    """Words of this Python's stdlib sources with their frequencies (a Zipf-like mix)."""
-    counts: Counter[str] = Counter()
-    stdlib = Path(os.__file__).parent
-    for path in sorted(stdlib.glob("*.py"))[:120]:
-        counts.update(re.findall(r"[a-z]{3,12}", path.read_text(errors="replace").lower()))
-    ranked = counts.most_common()
-    return [w for w, _ in ranked], [c for _, c in ranked]
-
-
-class Generator:
-    """Deterministic Claude-Code-style transcripts: prompts, replies, tool rounds with long
-    outputs, and big harness lines (attachments) that are not conversation."""
-
-    def __init__(self, seed: int = SEED, codename: str = "") -> None:
-        self.rng = random.Random(seed)
-        # A word only this file holds, in a few prompts: what a user looking for "that
-        # session where I worked on X" searches for.
-        self.codename = codename
-        words, weights = vocabulary()
-        self.words = words
-        sample = self.rng.choices(words, weights, k=1_200_000)
-        self.pool = " ".join(sample)
-
-    def text(self, low: int, high: int) -> str:
-        size = int(self.rng.lognormvariate(0, 1) * (low + high) / 4) % (high - low) + low
-        start = self.rng.randrange(0, len(self.pool) - size - 1)
-        return self.pool[start : start + size]
-
-    def prompt(self, n: int) -> str:
-        text = self.text(40, 600)
-        return f"{text} ({self.codename})" if self.codename and n % 50 == 1 else text
-
-    def session(self, path: Path, target_bytes: int) -> None:
-        session = str(uuid.UUID(int=self.rng.getrandbits(128)))
-        enc = msgspec.json.Encoder()
-        written, turn = 0, 0
-        with path.open("wb") as f:
-            while written < target_bytes:
-                turn += 1
-                ts = f"2026-11-{1 + turn % 28:02d}T10:{turn % 60:02d}:00.000Z"
-                lines = self.turn(session, ts, turn)
-                for record in lines:
-                    data = enc.encode(record) + b"\n"
-                    f.write(data)
-                    written += len(data)
-
-    def _line(self, kind: str, session: str, ts: str, message: Any) -> dict[str, Any]:
-        return {
-            "type": kind,
-            "uuid": str(uuid.UUID(int=self.rng.getrandbits(128))),
-            "sessionId": session,
-            "timestamp": ts,
-            "message": message,
-        }
-
-    def turn(self, session: str, ts: str, n: int) -> list[dict[str, Any]]:
-        call = f"toolu_{n:08d}"
-        usage = {"input_tokens": 1200, "output_tokens": 80}
-        model = "claude-sonnet-bench"
-        return [
-            {"type": "attachment", "sessionId": session, "content": self.text(2000, 12000)},
-            self._line("user", session, ts, {"role": "user", "content": self.prompt(n)}),
-            self._line(
-                "assistant",
-                session,
-                ts,
-                {
-                    "model": model,
-                    "content": [{"type": "text", "text": self.text(200, 2500)}],
-                    "usage": usage,
-                },
-            ),
-            self._line(
-                "assistant",
-                session,
-                ts,
-                {
-                    "model": model,
-                    "content": [
-                        {
-                            "type": "tool_use",
-                            "id": call,
-                            "name": "Bash",
-                            "input": {"command": self.text(20, 300)},
-                        }
-                    ],
-                },
-            ),
-            self._line(
-                "user",
-                session,
-                ts,
-                {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": call,
-                            "content": self.text(300, 20000),
-                        }
-                    ],
-                },
-            ),
-            self._line(
-                "assistant",
-                session,
-                ts,
-                {
-                    "model": model,
-                    "content": [{"type": "text", "text": self.text(100, 1500)}],
-                    "usage": usage,
-                },
-            ),
-        ]
-
-
-BLOCK_FILES = 5
-
-
-def codename(k: int) -> str:
-    return f"codename{k:05d}"
-
-
-def blocks(total_mb: int) -> list[Path]:
-    """Directories of generated sessions adding up to ~`total_mb` MB (blocks of
-    BLOCK_FILES × FILE_MB), cached; block i is the same in every set, so the 300 MB set is
-    the 100 MB set plus more. File k holds the word `codename(k)`."""
-    count = max(1, round(total_mb / (BLOCK_FILES * FILE_MB)))
-    out = []
-    for i in range(count):
-        directory = DATA / "v2" / f"block-{i:04d}"
-        marker = directory / ".complete"
-        if not marker.exists():
-            directory.mkdir(parents=True, exist_ok=True)
-            for j in range(BLOCK_FILES):
-                k = i * BLOCK_FILES + j
-                path = directory / f"{uuid.UUID(int=SEED * 1_000_003 + k)}.jsonl"
-                Generator(SEED + k, codename(k)).session(path, FILE_MB * 1_000_000)
-            marker.touch()
-        out.append(directory)
-    return out
-
-
-def files_of(directories: list[Path]) -> list[Path]:
-    return sorted(path for directory in directories for path in directory.rglob("*.jsonl"))
-
-
-def total_bytes(directories: list[Path]) -> int:
-    return sum(p.stat().st_size for p in files_of(directories))
+ROUNDS = int(os.environ.get("ALP_BENCH_SYNC_ROUNDS", "1"))
 
 
 # the floor
@@ -246,6 +92,8 @@ def floor_seconds(directories: list[Path], work: Path) -> float:
         conn.execute("COMMIT")
     elapsed = time.perf_counter() - started
     conn.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
     return elapsed
 
 
@@ -306,37 +154,59 @@ def import_seconds(d: DaemonProcess, directories: list[Path]) -> float:
     return time.perf_counter() - started
 
 
-def run() -> list[Result]:
-    directories = blocks(SYNC_MB)
-    size_mb = total_bytes(directories) / 1e6
+def measure(
+    label: str, directories: list[Path], python: str, sample_rss: bool
+) -> tuple[list[Result], tuple[float, float] | None]:
+    """Rounds of floor then alp (fresh alpd each round); the throughput Result and, from the
+    first round, (RSS at 10 %, peak RSS)."""
+    size = total_bytes(directories)
+    ratios, ours, floors = [], [], []
+    memory = None
     with tempfile.TemporaryDirectory(prefix="alp-bench-history-") as tmp:
-        work = Path(tmp)
-        floor = floor_seconds(directories, work)
-        (work / "alpd").mkdir()
-        with running_daemon(work / "alpd") as d:
-            with RssSampler(d.pid, d.home, total_bytes(directories)) as sampler:
-                ours = import_seconds(d, directories)
-            early, peak = sampler.early_and_peak()
-    print(
-        f"  history sync: {size_mb:.0f} MB in {ours:.1f} s (floor {floor:.1f} s); "
-        f"alpd RSS {early:.0f} MB at 10 % → peak {peak:.0f} MB",
-        file=sys.stderr,
+        for round_number in range(ROUNDS):
+            work = Path(tmp) / f"round-{round_number}"
+            (work / "alpd").mkdir(parents=True)
+            floor = floor_seconds(directories, work)
+            with running_daemon(work / "alpd", python=python) as d:
+                if sample_rss and memory is None:
+                    with RssSampler(d.pid, d.home, size) as sampler:
+                        seconds = import_seconds(d, directories)
+                    memory = sampler.early_and_peak()
+                else:
+                    seconds = import_seconds(d, directories)
+            ratios.append(floor / seconds)
+            ours.append(size / 1e6 / seconds)
+            floors.append(size / 1e6 / floor)
+            print(
+                f"  {label}: alp {ours[-1]:.1f} MB/s, floor {floors[-1]:.1f} MB/s",
+                file=sys.stderr,
+            )
+    result = Result(
+        f"import {label} ({size / 1e6:.0f} MB, {len(files_of(directories))} files)",
+        statistics.median(ours),
+        "MB/s",
+        statistics.median(floors),
+        statistics.median(ratios),
+        ">= 0.5",
     )
-    return [
-        Result(
-            f"history sync throughput ({size_mb:.0f} MB)",
-            size_mb / ours,
-            "MB/s",
-            size_mb / floor,
-            floor / ours,
-            ">= 0.5",
-        ),
-        Result(
-            f"alpd peak RSS during a {size_mb:.0f} MB import (vs at 10 %)",
-            peak,
-            "MB",
-            early,
-            peak / early if early else None,
-            "<= 1.5",
-        ),
-    ]
+    return [result], memory
+
+
+def run() -> list[Result]:
+    python = installed().python
+    many, memory = measure("many sessions", sessions(SESSIONS_MB), python, True)
+    few, _ = measure("few large files", large(SYNC_MB), python, False)
+    results = many + few
+    if memory is not None:
+        early, peak = memory
+        results.append(
+            Result(
+                f"alpd peak RSS during the {SESSIONS_MB} MB many-sessions import (vs at 10 %)",
+                peak,
+                "MB",
+                early,
+                peak / early if early else None,
+                "<= 1.5",
+            )
+        )
+    return results

@@ -34,8 +34,8 @@ import msgspec
 __all__ = [
     "BLOCK_FILES",
     "DATA",
-    "files_of",
     "codename",
+    "files_of",
     "large",
     "sessions",
     "total_bytes",
@@ -104,7 +104,7 @@ def _large_session(path: Path, seed: int, name: str) -> None:
                 return {
                     "type": kind,
                     "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
-                    "sessionId": session,  # noqa: B023
+                    "sessionId": session,
                     "timestamp": ts,  # noqa: B023
                     "message": message,
                 }

@@ -31,12 +31,14 @@ class DaemonProcess:
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
     extra_args: list[str] = field(default_factory=list)
+    #: the interpreter that runs `-m alpd` (another environment's, to run an installed alp)
+    python: str = sys.executable
 
     def start(self, timeout: float = 15.0) -> None:
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [
-                sys.executable,
+                self.python,
                 "-m",
                 "alpd",
                 "--home",
@@ -127,7 +129,11 @@ def daemon_env(
 
 @contextmanager
 def running_daemon(
-    base: Path, *, extra_env: Mapping[str, str] | None = None, extra_args: list[str] | None = None
+    base: Path,
+    *,
+    extra_env: Mapping[str, str] | None = None,
+    extra_args: list[str] | None = None,
+    python: str = sys.executable,
 ) -> Iterator[DaemonProcess]:
     """Start alpd with its home in `base/home` and its socket in a short private path."""
     home = base / "home"
@@ -140,6 +146,7 @@ def running_daemon(
         env=daemon_env(home, socket_path, extra_env),
         log_path=base / "alpd.log",
         extra_args=list(extra_args or []),
+        python=python,
     )
     daemon.start()
     try:
