@@ -87,6 +87,8 @@ def test_many_sessions_import_as_they_did_one_by_one(alpd: DaemonProcess, tmp_pa
     assert (result["files"], result["imported"], result["updated"]) == (files, files - 2, 2)
     assert result["skipped"] == 1
     assert entry_counts(alpd.home) == expected
+    listed = {(s["nativeSessionId"], s["entries"], s["level"]) for s in result["sessions"]}
+    assert listed == {(s, e, level) for s, (e, level, _) in expected.items()}
     assert result["added"] == sum(e for e, _, _ in expected.values()) - 2  # grown's first two
     with db(alpd.home) as conn:
         cursors = {
