@@ -14,7 +14,6 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 from protocol.errors import CODE_TO_NAME
 from protocol.peercred import PeerCredentialsUnavailable, read_peer_credentials
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 class DaemonUnreachable(Exception):
     """No daemon answers on the socket (and none could be started)."""
 
-    def __init__(self, socket_path: Path, reason: str) -> None:
+    def __init__(self, socket_path: str, reason: str) -> None:
         super().__init__(reason)
         self.socket_path = socket_path
         self.reason = reason
@@ -50,17 +49,18 @@ class RpcError(Exception):
 
 
 class Client:
-    def __init__(self, socket_path: Path, sock: socket.socket) -> None:
+    def __init__(self, socket_path: str, sock: socket.socket) -> None:
         self.socket_path = socket_path
         self._sock = sock
         self._reader = sock.makefile("rb")
         self._next_id = 1
 
     @classmethod
-    def connect(cls, socket_path: Path) -> Client:
+    def connect(cls, path: str | os.PathLike[str]) -> Client:
+        socket_path = os.fspath(path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            sock.connect(str(socket_path))
+            sock.connect(socket_path)
         except OSError as exc:
             sock.close()
             raise DaemonUnreachable(socket_path, exc.strerror or str(exc)) from exc
@@ -125,7 +125,7 @@ class Client:
         return reply
 
 
-def start_daemon(home: Path | None, socket_path: Path, timeout: float = 10.0) -> int:
+def start_daemon(home: str | None, socket_path: str, timeout: float = 10.0) -> int:
     """Start alpd in the background on the same home and socket; return its pid once it answers.
 
     Its output goes to `HOME/alpd.log`; it runs in its own session so closing this terminal
@@ -133,14 +133,13 @@ def start_daemon(home: Path | None, socket_path: Path, timeout: float = 10.0) ->
     """
     import subprocess  # only on this rare path: it costs every other call ~2.5 ms
 
-    command = [sys.executable, "-m", "alpd", "--socket", str(socket_path)]
-    log_dir = (
-        home if home is not None else Path(os.environ.get("ALP_HOME") or "~/.alp").expanduser()
-    )
+    command = [sys.executable, "-m", "alpd", "--socket", socket_path]
+    log_dir = home or os.path.expanduser(os.environ.get("ALP_HOME") or "~/.alp")
     if home is not None:
-        command += ["--home", str(home)]
-    log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    log_fd = os.open(log_dir / "alpd.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        command += ["--home", home]
+    os.makedirs(log_dir, mode=0o700, exist_ok=True)
+    log = os.path.join(log_dir, "alpd.log")
+    log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         process = subprocess.Popen(
             command,
@@ -157,7 +156,7 @@ def start_daemon(home: Path | None, socket_path: Path, timeout: float = 10.0) ->
         if process.poll() is not None:
             raise DaemonUnreachable(
                 socket_path,
-                f"alpd exited with status {process.returncode}; see {log_dir / 'alpd.log'}",
+                f"alpd exited with status {process.returncode}; see {log}",
             )
         try:
             Client.connect(socket_path).close()

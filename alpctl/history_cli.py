@@ -12,7 +12,6 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
 
 from alpctl.client import Client, DaemonUnreachable
 from alpctl.invocation import colour_wanted
@@ -75,14 +74,14 @@ def import_params(args: argparse.Namespace) -> dict[str, Any]:
     """The directory comes from *our* environment ($CLAUDE_CONFIG_DIR, $CODEX_HOME), which
     is the user's; the daemon's may differ."""
     if args.path:
-        path = Path(args.path).expanduser().resolve()
+        path = os.path.realpath(os.path.expanduser(args.path))
     elif args.runtime == "claude":
         base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
-        path = Path(base) / "projects"
+        path = os.path.join(base, "projects")
     else:
         base = os.environ.get("CODEX_HOME") or os.path.expanduser("~/.codex")
-        path = Path(base) / "sessions"
-    return {"runtime": args.runtime, "path": str(path)}
+        path = os.path.join(base, "sessions")
+    return {"runtime": args.runtime, "path": path}
 
 
 def call_with_progress(

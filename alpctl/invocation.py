@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 from alpctl.client import Client, DaemonUnreachable, start_daemon
 from alpctl.render import Style
@@ -61,8 +60,8 @@ class Invocation:
         self._client: Client | None = None
 
     @property
-    def socket_path(self) -> Path:
-        return Path(self.args.socket).expanduser() if self.args.socket else default_socket_path()
+    def socket_path(self) -> str:
+        return os.path.expanduser(self.args.socket) if self.args.socket else default_socket_path()
 
     @property
     def client(self) -> Client:
@@ -85,7 +84,7 @@ class Invocation:
         except DaemonUnreachable:
             if os.environ.get("ALP_NO_AUTOSTART") == "1":
                 raise
-        home = Path(self.args.home).expanduser() if self.args.home else None
+        home = os.path.expanduser(self.args.home) if self.args.home else None
         pid = start_daemon(home, socket_path)
         print(f"alp: started alpd (pid {pid}) on {socket_path}", file=sys.stderr)
         return Client.connect(socket_path)

@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     from protocol.paths import default_home, default_socket_path
 
     configure_logging(json=args.log_json)
-    home = Path(args.home).expanduser() if args.home else default_home()
-    socket_path = Path(args.socket).expanduser() if args.socket else default_socket_path()
+    home = Path(args.home).expanduser() if args.home else Path(default_home())
+    socket_path = Path(args.socket).expanduser() if args.socket else Path(default_socket_path())
     config = DaemonConfig(
         home=home.absolute(),
         socket_path=socket_path.absolute(),

@@ -19,38 +19,38 @@ def _mode(path: Path) -> int:
 
 
 def test_home_is_alp_home_when_set(tmp_path: Path) -> None:
-    assert default_home({"ALP_HOME": str(tmp_path / "h")}) == tmp_path / "h"
+    assert Path(default_home({"ALP_HOME": str(tmp_path / "h")})) == tmp_path / "h"
 
 
 def test_home_defaults_to_dot_alp_in_the_user_home() -> None:
-    assert default_home({}) == Path.home() / ".alp"
+    assert Path(default_home({})) == Path.home() / ".alp"
 
 
 def test_empty_alp_home_counts_as_unset() -> None:
-    assert default_home({"ALP_HOME": ""}) == Path.home() / ".alp"
+    assert Path(default_home({"ALP_HOME": ""})) == Path.home() / ".alp"
 
 
 def test_relative_alp_home_is_made_absolute() -> None:
-    assert default_home({"ALP_HOME": "rel"}) == Path.cwd() / "rel"
+    assert Path(default_home({"ALP_HOME": "rel"})) == Path.cwd() / "rel"
 
 
 def test_socket_is_alp_socket_when_set(tmp_path: Path) -> None:
     env = {"ALP_SOCKET": str(tmp_path / "s.sock"), "XDG_RUNTIME_DIR": "/run/user/1"}
-    assert default_socket_path(env) == tmp_path / "s.sock"
+    assert Path(default_socket_path(env)) == tmp_path / "s.sock"
 
 
 def test_socket_goes_under_xdg_runtime_dir() -> None:
     env = {"XDG_RUNTIME_DIR": "/run/user/1000"}
-    assert default_socket_path(env) == Path("/run/user/1000/alp/alpd.sock")
+    assert Path(default_socket_path(env)) == Path("/run/user/1000/alp/alpd.sock")
 
 
 def test_socket_falls_back_to_tmp_per_uid() -> None:
-    assert default_socket_path({}) == Path(f"/tmp/alp-{os.getuid()}/alpd.sock")
+    assert Path(default_socket_path({})) == Path(f"/tmp/alp-{os.getuid()}/alpd.sock")
 
 
 def test_relative_xdg_runtime_dir_is_ignored() -> None:
     env = {"XDG_RUNTIME_DIR": "run/user/1000"}
-    assert default_socket_path(env) == Path(f"/tmp/alp-{os.getuid()}/alpd.sock")
+    assert Path(default_socket_path(env)) == Path(f"/tmp/alp-{os.getuid()}/alpd.sock")
 
 
 def test_config_lives_in_the_home(tmp_path: Path) -> None:
