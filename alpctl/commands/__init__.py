@@ -2,7 +2,9 @@
 
 A command module has two functions:
 
-- `configure(parser)` adds its arguments (and its actions, with `alpctl.parser.actions`);
+- `configure(parser)` adds its arguments (and its actions, with `alpctl.parser.actions`),
+  or `ACTIONS`, a dict of action → (one line of help, a function adding that action's
+  arguments), of which a call builds only the invoked action;
 - `run(args, inv)` does the work with `inv.client` (connected on first use) and `inv.out`,
   and returns the exit code.
 
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from alpctl.invocation import Invocation
 
     class Command(ModuleType):
-        def configure(self, parser: argparse.ArgumentParser) -> None: ...
+        def configure(self, parser: argparse.ArgumentParser) -> None: ...  # or ACTIONS
         def run(self, args: argparse.Namespace, inv: Invocation) -> int: ...
 
 

@@ -6,60 +6,76 @@ import os
 
 from alpctl import render
 from alpctl.invocation import EXIT_OK, Invocation, UsageError
-from alpctl.parser import actions, add, runtime_options
+from alpctl.parser import runtime_options
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from typing import Any
 
 _IF_REVISION = "refuse (THREAD_REVISION_CONFLICT) unless the thread is at this revision"
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    sub = actions(parser)
-    add(sub, "create", "a new thread with no root yet").add_argument(
-        "--title", help="the thread's title"
-    )
-    cont = add(sub, "continue", "open a new root on the thread's current context")
-    cont.add_argument("id", help="the thread's id")
-    cont.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
-    runtime_options(cont)
-    cont.add_argument(
+def _create(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--title", help="the thread's title")
+
+
+def _continue(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="the thread's id")
+    parser.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
+    runtime_options(parser)
+    parser.add_argument(
         "--kind",
         choices=["interactive", "push", "scheduled", "sub-agent", "temp"],
         help="the session kind, for scripts that start runs for a reason (default: interactive)",
     )
-    lst = add(sub, "list", "open threads of this workspace (the git toplevel of the cwd)")
-    lst.add_argument("--closed", action="store_true", help="closed threads too")
-    lst.add_argument("--archived", action="store_true", help="archived threads too")
-    lst.add_argument(
+
+
+def _list(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--closed", action="store_true", help="closed threads too")
+    parser.add_argument("--archived", action="store_true", help="archived threads too")
+    parser.add_argument(
         "--all", action="store_true", help="threads of every status in every workspace"
     )
-    lst.add_argument(
+    parser.add_argument(
         "--status",
         choices=["open", "closed", "archived"],
         help="only threads of this status (in this workspace unless --all)",
     )
-    show = add(sub, "show", "roots as a timeline, the context with each line's source, history")
-    show.add_argument("id", nargs="?", help="the thread's id (default: $ALP_THREAD_ID)")
-    ctx = add(sub, "context", "a context snapshot, each line with the execution that pinned it")
-    ctx.add_argument("id", help="the thread's id")
-    ctx.add_argument("--rev", type=int, help="this revision (default: the current one)")
-    for name, helptext in (
-        ("close", "close a thread for good (refused while a root runs)"),
-        ("archive", "archive a closed thread (hidden from `alp thread list`)"),
-    ):
-        p = add(sub, name, helptext)
-        p.add_argument("id", help="the thread's id")
-        p.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
-    add(sub, "reconcile", "settle the thread's dead roots as interrupted").add_argument(
-        "id", help="the thread's id"
-    )
-    add(sub, "sync", "re-run the history copy of every settled root (idempotent)").add_argument(
-        "id", help="the thread's id"
-    )
+
+
+def _show(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", nargs="?", help="the thread's id (default: $ALP_THREAD_ID)")
+
+
+def _context(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="the thread's id")
+    parser.add_argument("--rev", type=int, help="this revision (default: the current one)")
+
+
+def _revised(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="the thread's id")
+    parser.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
+
+
+def _by_id(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="the thread's id")
+
+
+#: action → (one line of help, its arguments); `alpctl.parser` builds only the invoked one
+ACTIONS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "create": ("a new thread with no root yet", _create),
+    "continue": ("open a new root on the thread's current context", _continue),
+    "list": ("open threads of this workspace (the git toplevel of the cwd)", _list),
+    "show": ("roots as a timeline, the context with each line's source, history", _show),
+    "context": ("a context snapshot, each line with the execution that pinned it", _context),
+    "close": ("close a thread for good (refused while a root runs)", _revised),
+    "archive": ("archive a closed thread (hidden from `alp thread list`)", _revised),
+    "reconcile": ("settle the thread's dead roots as interrupted", _by_id),
+    "sync": ("re-run the history copy of every settled root (idempotent)", _by_id),
+}
 
 
 def list_params(args: argparse.Namespace, cwd: str) -> dict[str, Any]:

@@ -163,3 +163,21 @@ def test_the_client_imports_nothing_of_the_daemon() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["thread", "list", "--all"],
+        ["thread", "show", "thr_x"],
+        ["thread", "continue", "thr_x", "--kind", "push", "--headless"],
+        ["--json", "thread", "close", "thr_x", "--if-revision", "3"],
+    ],
+)
+def test_a_call_builds_only_its_action_and_parses_as_the_whole_grammar(argv: list[str]) -> None:
+    action = next(word for word in argv[argv.index("thread") + 1 :] if not word.startswith("-"))
+    branch = _parsers(build_parser(only="thread", action=action))
+    assert _commands(branch[1]) == [action]
+    parsed = vars(parse(argv))
+    parsed.pop("rest")
+    assert parsed == vars(build_parser().parse_args(argv))
