@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install man run test lint typecheck unit integration e2e chaos fuzz bench runtimes editors openrpc clean
+.PHONY: install man run test lint typecheck unit integration e2e chaos fuzz bench bench-full runtimes editors openrpc clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,7 +66,14 @@ fuzz: $(STAMP)
 	ALP_FUZZ_SCALE=$${ALP_FUZZ_SCALE:-50} $(BIN)/python -m pytest -q --timeout 7200 \
 		--hypothesis-show-statistics tests/fuzz
 
+## quick sizes (a few minutes); docs/benchmarks.md has the figures of the full run
 bench: $(STAMP)
+	$(BIN)/python -m bench
+
+## the sizes the goals are stated at: 300 MB / 1 GB corpora, 10,000 threads, 1,000,000 entries
+bench-full: $(STAMP)
+	ALP_BENCH_SESSIONS_MB=300 ALP_BENCH_SYNC_MB=100 ALP_BENCH_SYNC_ROUNDS=3 \
+	ALP_BENCH_SEARCH_MB=300,1000 ALP_BENCH_THREADS=10000 ALP_BENCH_ENTRIES=1000000 \
 	$(BIN)/python -m bench
 
 ## regenerate the checked-in OpenRPC document from the wire types
