@@ -9,9 +9,12 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import DECISION, NVIM_PLUGIN, REPO, SeededDaemon
+import pytest
 
 from protocol.paths import default_socket_path
+from tests.editors.conftest import DECISION, NVIM_PLUGIN, REPO, SeededDaemon
+
+pytestmark = pytest.mark.editors
 
 
 def run_nvim(nvim: str, seeded: SeededDaemon, tmp_path: Path) -> dict[str, object]:

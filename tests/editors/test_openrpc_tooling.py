@@ -6,10 +6,14 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from protocol import openrpc
 from tests.editors.conftest import NODE_MODULES, REPO
 
 DOCUMENT = Path(openrpc.__file__).with_name("openrpc.json")
+
+pytestmark = pytest.mark.editors
 
 
 def test_schema_utils_validates_and_dereferences_the_document_within_5_s(node: str) -> None:

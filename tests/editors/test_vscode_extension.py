@@ -12,9 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import DECISION, NODE_MODULES, VSCODE, SeededDaemon
 
 from protocol.paths import default_socket_path
+from tests.editors.conftest import DECISION, NODE_MODULES, VSCODE, SeededDaemon
+
+pytestmark = pytest.mark.editors
 
 
 def npx(
