@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -109,7 +108,7 @@ class AlpTools:
         return render.execution(result["execution"])
 
 
-def socket_call(socket_path: Path) -> Call:
+def socket_call(socket_path: str) -> Call:
     def call(method: str, params: dict[str, Any]) -> Any:
         with Client.connect(socket_path) as client:
             return client.call(method, params)
@@ -126,7 +125,7 @@ def build_server(tools: AlpTools) -> MCPServer:
     return server
 
 
-def serve(socket_path: Path) -> None:
+def serve(socket_path: str) -> None:
     """Serve MCP on stdin/stdout until the client closes them."""
     tools = AlpTools(socket_call(socket_path), os.environ.get("ALP_THREAD_ID") or None)
     build_server(tools).run("stdio")
