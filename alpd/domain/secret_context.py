@@ -132,7 +132,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "authorization_header",
         # Tried where ``authorization`` starts: a ``proxy-`` before it changes nothing in
         # the secret's span.
-        r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:bearer|basic|token|bot|digest)\s+"
+        r"\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:bearer|basic|token|bot|digest)[ \t]+"
         r"(?P<s>[a-z0-9._~+/=-]{8,})",
         "authorization",
         folded=True,

@@ -104,6 +104,8 @@ _CODE_OBJECTS = frozenset(
      "env", "environ", "request", "ctx", "context", "process", "props", "params"}
 )  # fmt: skip
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+# ``ANTHROPIC_AUTH_TOKEN=MODEL_API_KEY``: a constant's name, not its value.
+_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 _RULES: tuple[Rule, ...] = (*CONTEXT_RULES, *VENDOR_RULES)
 
@@ -330,16 +332,28 @@ def _assignment_at(text: str, folded: str, stem: str, at: int) -> tuple[int, int
         start, end = match.span(name)
         if start >= 0:
             value = text[start:end]
-            if name == "s3" and _is_code(value, text[end : end + 1]):
+            if name == "s3" and (
+                _is_code(value, text[end : end + 1]) or _is_prose(text, folded, stem, at, end)
+            ):
                 return None
             return (start, end) if _looks_secret(value) else None
     return None
 
 
+def _is_prose(text: str, folded: str, stem: str, at: int, end: int) -> bool:
+    """Whether a bare stem used as a word, then ``:`` and a word, is a sentence ("One pass:
+    queued executions first") rather than ``pass: hunter2``: the sentence goes on after it."""
+    if at > 0 and (text[at - 1].isalnum() or text[at - 1] in "_-."):
+        return False
+    if not folded.startswith(": ", at + len(stem)):
+        return False
+    return text[end : end + 1] == " " and text[end + 1 : end + 2].isalpha()
+
+
 def _is_code(value: str, after: str) -> bool:
     """Whether a bare assigned value is an expression (``getpass.getpass(…)``,
     ``os.environ["KEY"]``, ``self.password``) rather than the secret itself."""
-    if after in ("(", "["):
+    if after in ("(", "[") or _CONSTANT_NAME.fullmatch(value) is not None:
         return True
     return _DOTTED_NAME.fullmatch(value) is not None and value.split(".", 1)[0] in _CODE_OBJECTS
 

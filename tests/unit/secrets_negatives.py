@@ -34,6 +34,7 @@ NEGATIVES: dict[str, tuple[str, ...]] = {
         'headers = {"Authorization": f"Bearer {token}"}',
         "if not password: raise ValueError('password required')",
         "token_count = len(tokens)",
+        "env = dict(ANTHROPIC_AUTH_TOKEN=MODEL_API_KEY, BASE_URL=url)",
     ),
     "command_lines": (
         "mysql -u root -p app",
@@ -95,5 +96,7 @@ NEGATIVES: dict[str, tuple[str, ...]] = {
         "Use `--token` to pass a token, or set GITHUB_TOKEN.",
         "Login with -p to be prompted for the password.",
         "The key is rotated every 90 days; the secret never leaves the vault.",
+        '"""One pass: queued executions, running ones, then the rest."""',
+        "# sent as Authorization: Bearer\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude",
     ),
 }
