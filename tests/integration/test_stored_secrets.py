@@ -102,6 +102,12 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("snapshots", "digest"): _DIGEST,
     ("snapshots", "previous_digest"): _DIGEST,
     ("snapshots", "created_at"): _TIME,
+    ("compactions", "thread_id"): _ID,
+    ("compactions", "body"): (
+        "the lines a snapshot cap dropped: pins and outcomes, filtered when they came in "
+        "(context/pin, execution settle), copied from the snapshot being projected"
+    ),
+    ("compactions", "created_at"): _TIME,
     ("checkpoints", "execution_id"): _ID,
     ("checkpoints", "digest"): _DIGEST,
     ("checkpoints", "updated_at"): _TIME,
