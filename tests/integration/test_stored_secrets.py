@@ -117,6 +117,7 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("history_entries", "kind"): _ENUM,
     ("history_entries", "tool_name"): "a tool's name as the runtime declares it",
     ("history_entries", "output_sha256"): _DIGEST,
+    ("history_entries", "digest"): _DIGEST,
     ("history_entries", "ts"): _TIME,
     ("history_entries", "model"): "a model id",
     ("history_entries", "usage"): "token counts (JSON numbers)",
