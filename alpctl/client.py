@@ -112,7 +112,22 @@ class Client:
         try:
             self._sock.sendall(data)
         except OSError as exc:
+            # A refused connection (another uid, too many connections) is told why and closed
+            # at once, maybe before our request went out: the reason is waiting to be read.
+            error = self._refusal()
+            if error is not None:
+                raise RpcError(
+                    error.get("code", 0), error.get("message", ""), error.get("data")
+                ) from exc
             raise DaemonUnreachable(self.socket_path, f"connection lost: {exc}") from exc
+
+    def _refusal(self) -> dict[str, Any] | None:
+        try:
+            reply = json.loads(self._reader.readline())
+        except (OSError, ValueError):
+            return None
+        error = reply.get("error") if isinstance(reply, dict) else None
+        return error if isinstance(error, dict) else None
 
     def _receive(self) -> dict[str, Any]:
         try:

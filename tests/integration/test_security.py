@@ -94,7 +94,10 @@ def foreign_call(socket_path: Path, payload: bytes) -> bytes:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.connect(str(socket_path))
             if payload:
-                sock.sendall(payload)
+                # The refusal may close the connection before the request goes out (EPIPE);
+                # it is still there to be read.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    sock.sendall(payload)
             return read_all(sock)
 
     return in_child(work)
