@@ -157,6 +157,10 @@ def build_parser(only: str | None = None, action: str | None = None) -> Parser:
     )
     parser.add_argument("--version", action=VersionAction)
     add_global_options(parser, root=True)
+    if only is None:
+        # The whole parser only describes (help, completion, man page): bare `alp`'s options
+        # belong in the description; calls parse with `build_start_parser`.
+        start_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (_module, helptext) in COMMANDS.items():
         if only is None or name == only:
@@ -182,9 +186,13 @@ def build_start_parser() -> Parser:
     )
     parser.add_argument("--version", action=VersionAction)
     add_global_options(parser, root=True)
-    parser.add_argument("--title", help="the new thread's title")
-    runtime_options(parser)
+    start_options(parser)
     return parser
+
+
+def start_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--title", help="bare alp: the new thread's title")
+    runtime_options(parser)
 
 
 def command_words(ours: list[str]) -> list[str]:

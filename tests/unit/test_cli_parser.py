@@ -124,7 +124,8 @@ def test_context_pin_explains_the_text_after_the_double_dash(
 def test_completion_scripts_know_the_commands_and_actions(shell: str) -> None:
     text = script(shell)
     archived = "-l archived" if shell == "fish" else "--archived"
-    for word in ("thread", "continue", archived, "execution", "logs"):
+    title = "-l title" if shell == "fish" else "--title"  # bare `alp`'s own options too
+    for word in ("thread", "continue", archived, title, "execution", "logs"):
         assert word in text, (shell, word)
 
 
