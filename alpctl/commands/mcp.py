@@ -23,9 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, inv: Invocation) -> int:
-    from pathlib import Path
-
     from alpctl.mcp_server import serve  # the MCP SDK (anyio, pydantic) only for `alp mcp`
 
-    serve(Path(inv.socket_path))
+    serve(inv.socket_path)
     return EXIT_OK
