@@ -144,9 +144,12 @@ def runtime_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser(only: str | None = None, action: str | None = None) -> Parser:
+def build_parser(
+    only: str | None = None, action: str | None = None, *, describe: bool = False
+) -> Parser:
     """The parser of `alp COMMAND …`; with `only`, just that command's branch, and with
-    `action` (one the command declares), just that action's under it."""
+    `action` (one the command declares), just that action's under it; `describe` adds bare
+    `alp`'s own options, for help, completion and the man page."""
     parser = Parser(
         prog="alp",
         description="Threads that outlive your agent runs. Bare `alp [--title T] [--runtime R] "
@@ -157,9 +160,9 @@ def build_parser(only: str | None = None, action: str | None = None) -> Parser:
     )
     parser.add_argument("--version", action=VersionAction)
     add_global_options(parser, root=True)
-    if only is None:
-        # The whole parser only describes (help, completion, man page): bare `alp`'s options
-        # belong in the description; calls parse with `build_start_parser`.
+    if describe:
+        # For help, completion and the man page: bare `alp`'s own options belong in the
+        # description (calls are parsed by `build_start_parser`).
         start_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (_module, helptext) in COMMANDS.items():
@@ -231,7 +234,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         )
         raise SystemExit(EXIT_USAGE)
     elif "-h" in ours or "--help" in ours:
-        build_parser().print_help()
+        build_parser(describe=True).print_help()
         raise SystemExit(0)
     else:
         args = build_start_parser().parse_args(ours)

@@ -30,7 +30,7 @@ def script(shell: str) -> str:
 
     from alpctl.parser import build_parser
 
-    parser = build_parser()
+    parser = build_parser(describe=True)
     text: str = shtab.complete(parser, shell=shell)
     return text
 

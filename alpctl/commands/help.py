@@ -17,7 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, inv: Invocation) -> int:
     if not args.topic:
-        build_parser().print_help()
+        build_parser(describe=True).print_help()
         return EXIT_OK
     try:
         parse([*args.topic, "--help"])

@@ -24,7 +24,7 @@ def page() -> str:
 
     from alpctl.parser import build_parser, package_version
 
-    manpage = Manpage(build_parser())
+    manpage = Manpage(build_parser(describe=True))
     manpage.version = package_version()
     manpage.source = f"alp {manpage.version}"
     manpage.manual = "alp manual"
