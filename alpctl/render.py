@@ -257,7 +257,21 @@ def thread_show(result: dict[str, Any], style: Style = PLAIN) -> str:
     history = result["history"]
     parts.append(f"history  {history['level']}, {history.get('entries', 0)} entries")
     parts += [root_history(root) for root in history.get("byRoot", [])]
+    if result.get("reports"):
+        parts += ["", style.bold("reports of background work")]
+        parts += [report(r) for r in result["reports"]]
     return "\n".join(parts)
+
+
+def report(r: dict[str, Any]) -> str:
+    """One report: what ran, why, how it ended, its cost; then its message, indented."""
+    origin = r.get("origin", {})
+    why = origin.get("pushSource") or origin.get("scheduleId") or origin.get("purpose") or ""
+    cost = f", ${r['costUsd']:.2f}" if r.get("costUsd") is not None else ""
+    took = f", {r['durationSeconds']:.0f}s" if r.get("durationSeconds") is not None else ""
+    head = f"  {r['at']}  {r['kind']}{f' ({why})' if why else ''}  {r['outcome']}{took}{cost}"
+    lines = r.get("message", "").splitlines()[-5:]
+    return "\n".join([head, *(f"    {line}" for line in lines), f"    ({r['executionId']})"])
 
 
 def execution(e: dict[str, Any], style: Style = PLAIN) -> str:

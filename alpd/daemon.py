@@ -35,10 +35,12 @@ from alpd.rpc.handlers import build_handlers
 from alpd.rpc.listener import accept_forever, bind_unix_socket, connection_cap, refuse
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller, Daemon
+from alpd.services.delivery import DeliveryService
 from alpd.services.executions import Executions, Paths
 from alpd.services.history import HistoryService
 from alpd.services.leases import Leases
 from alpd.services.reconcile import reconcile
+from alpd.services.reports import ReportService
 from alpd.socket_activation import listen_fds
 from alpd.store.db import Store
 from alpd.supervisor.supervisor import Supervisor
@@ -76,6 +78,10 @@ class Runtime:
         self.tasks: dict[str, m.TaskState] = {}
         self.history = HistoryService(self.executions)
         self.executions.after_settle.append(self.history.after_settle)
+        self.delivery = DeliveryService(self.executions)
+        self.executions.after_settle.append(self.delivery.after_settle)
+        self.reports = ReportService(self.history, self.delivery)
+        self.executions.after_settle.append(self.reports.after_settle)
         self.dispatcher = Dispatcher(build_handlers(self))
         #: set by `daemon/stop`: the daemon stops as on SIGTERM
         self.stop_requested = anyio.Event()
@@ -232,6 +238,10 @@ async def _serve(
                 lambda state: runtime.tasks.__setitem__(state.name, state),
                 runtime.daemon.clock.now_iso,
             )
+            tg.start_soon(
+                runtime.delivery.run, lambda state: runtime.tasks.__setitem__(state.name, state)
+            )
+            tg.start_soon(runtime.reports.backfill)
             if notifier.watchdog_interval is not None:
                 tg.start_soon(_watchdog, notifier, store, notifier.watchdog_interval)
             log.info(

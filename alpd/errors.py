@@ -107,6 +107,14 @@ class InvalidArgument(AlpError):
     name = "INVALID_ARGUMENT"
 
 
+class KindNotAllowed(AlpError):
+    name = "KIND_NOT_ALLOWED"
+
+
+class QueueFull(AlpError):
+    name = "QUEUE_FULL"
+
+
 class StorageFull(AlpError):
     name = "STORAGE_FULL"
 

@@ -50,6 +50,8 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
     ),
     "CONFIG_INVALID": (1022, "config.toml is not valid; the daemon keeps its previous config"),
     "HISTORY_ENTRY_TAMPERED": (1023, "a stored history entry no longer matches its digest"),
+    "KIND_NOT_ALLOWED": (1024, "only the daemon starts this kind of session or writes an origin"),
+    "QUEUE_FULL": (1025, "too many deliveries are waiting for this thread"),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

@@ -180,10 +180,18 @@ def to_wire(value: Any) -> Any:
 
 
 class Origin(Wire):
+    """Why an execution exists; written by the daemon, never by a client (see
+    alpd.domain.policy.Origin for what each field means per kind)."""
+
     door: str
     by: str
     parent_execution_id: str | None = None
-    trigger: str | None = None
+    schedule_id: str | None = None
+    fire_time: str | None = None
+    missed: int | None = None
+    push_source: str | None = None
+    handoff_id: str | None = None
+    purpose: str | None = None
 
 
 class Usage(Wire):
@@ -238,6 +246,8 @@ class ContinueParams(Wire):
     thread_id: str
     runtime: str | None = None
     agent: str | None = None
+    #: only `interactive` (a headless run a person starts is still theirs): every other kind
+    #: is started by the daemon itself, and claiming one is KIND_NOT_ALLOWED
     kind: Kind = "interactive"
     headless: bool = False
     prompt: Text | None = None
@@ -245,6 +255,8 @@ class ContinueParams(Wire):
     args: list[str] = msgspec.field(default_factory=list)
     cwd: AbsolutePath | None = None
     door: str = "cli"
+    #: never accepted: the daemon writes every origin (KIND_NOT_ALLOWED when present)
+    origin: dict[str, Any] | None = None
 
 
 class StartParams(Wire):
@@ -391,6 +403,37 @@ class HistorySummary(Wire):
     by_root: list[RootHistory] = msgspec.field(default_factory=list)
 
 
+class Report(Wire):
+    """What a run nobody watched (a non-interactive root, a sub-agent) left in its thread."""
+
+    id: int
+    thread_id: str
+    execution_id: str
+    kind: Kind
+    agent: str
+    runtime: str
+    origin: Origin
+    outcome: Outcome
+    #: the run's final reply, or the last lines of its output; secret-filtered
+    message: str
+    #: `transcript` or `output`
+    message_source: str
+    at: str
+    cost_usd: float | None = None
+    duration_seconds: float | None = None
+    usage: Usage | None = None
+    notify: bool = False
+    #: for a sub-agent: the execution that delegated it
+    parent_execution_id: str | None = None
+
+
+class ThreadReport(Wire):
+    """`thread/report`: a report someone asked to hear about (`--notify`)."""
+
+    report: Report
+    thread_title: str | None = None
+
+
 class ThreadShowParams(Wire):
     thread_id: str
 
@@ -401,6 +444,8 @@ class ThreadShowResult(Wire):
     context: ContextResult
     history: HistorySummary
     children: int = 0
+    #: the last reports of background work in the thread, oldest first
+    reports: list[Report] = msgspec.field(default_factory=list)
 
 
 class ReconcileResult(Wire):
@@ -414,6 +459,7 @@ class ExecutionChanged(Wire):
 
 
 NOTIFICATIONS["execution/changed"] = ExecutionChanged
+NOTIFICATIONS["thread/report"] = ThreadReport
 
 
 # history/* (issue 5)
@@ -524,3 +570,47 @@ class HistorySearchResult(Wire):
     index: str
     #: the FTS5 expression the query became (empty when nothing searchable was left)
     expression: str = ""
+
+
+# thread/push, delivery/pending (issue 10)
+
+DeliveryStatus = Literal["started", "queued", "coalesced"]
+
+
+class PushParams(Wire):
+    thread_id: str
+    #: the message; the run receives it under a one-line envelope naming `source`
+    text: str
+    #: who is pushing, a human label (`ci`, `disk-alert`, `webhook:github`)
+    source: str
+    #: the agent to run (default: the agent of the thread's last root)
+    agent: str | None = None
+    #: announce the run's report (`thread/report`, a desktop notification)
+    notify: bool = False
+    door: str = "cli"
+
+
+class PushResult(Wire):
+    delivery_id: int
+    #: `started`: an idle thread was woken; `queued`: it waits for the running root to settle
+    status: DeliveryStatus
+    #: deliveries of the thread still waiting (this one included when queued)
+    waiting: int
+    execution: Execution | None = None
+
+
+class PendingParams(Wire):
+    #: look without taking (a taken delivery is never delivered again)
+    peek: bool = False
+
+
+class PendingDelivery(Wire):
+    id: int
+    source_kind: str
+    envelope: str
+    text: str
+    at: str
+
+
+class PendingResult(Wire):
+    deliveries: list[PendingDelivery]

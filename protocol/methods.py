@@ -76,7 +76,7 @@ METHODS: dict[str, MethodSpec] = {
         m.ContinueParams,
         m.ContinueResult,
         "open a new root on the current context",
-        errors=(*_THREAD, *_LAUNCH, *_POLICY),
+        errors=(*_THREAD, *_LAUNCH, *_POLICY, "KIND_NOT_ALLOWED"),
     ),
     "thread/show": MethodSpec(
         m.ThreadShowParams,
@@ -184,6 +184,18 @@ METHODS: dict[str, MethodSpec] = {
         m.HistorySearchResult,
         "full-text search across the caller's threads and legacy imports (bm25, snippets)",
         errors=_THREAD,
+    ),
+    "thread/push": MethodSpec(
+        m.PushParams,
+        m.PushResult,
+        "wake an idle thread with a push root, or queue one round for a busy one",
+        errors=(*_THREAD, *_LAUNCH, *_POLICY, "QUEUE_FULL"),
+    ),
+    "delivery/pending": MethodSpec(
+        m.PendingParams,
+        m.PendingResult,
+        "from inside a run: the deliveries waiting for it (taken unless peek)",
+        errors=("PIN_OUTSIDE_EXECUTION",),
     ),
     "events/subscribe": MethodSpec(
         m.SubscribeParams, m.SubscribeResult, "server notifications on this connection"

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 #: command → (module under alpctl.commands, one line of help), in the order `alp --help` lists
 COMMANDS: dict[str, tuple[str, str]] = {
     "thread": ("thread", "threads: create, continue, list, show, context, close, archive, sync"),
+    "push": ("push", "a message from a script or alert into a thread: wakes it, or queues"),
     "context": ("context", "from inside a run: pin work state the next root must know"),
     "delegate": ("delegate", "from inside a run: start a delegated child run"),
     "delegation": ("delegation", "the graph of runs a root started"),

@@ -26,11 +26,6 @@ def _continue(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", help="the thread's id")
     parser.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
     runtime_options(parser)
-    parser.add_argument(
-        "--kind",
-        choices=["interactive", "push", "scheduled", "sub-agent", "temp"],
-        help="the session kind, for scripts that start runs for a reason (default: interactive)",
-    )
 
 
 def _list(parser: argparse.ArgumentParser) -> None:
@@ -102,7 +97,6 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
         params: dict[str, Any] = {
             "threadId": args.id,
             "ifRevision": args.if_revision,
-            "kind": args.kind,
         }
         return start_or_continue(args, inv, "thread/continue", params)
     elif action == "list":

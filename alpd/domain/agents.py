@@ -18,6 +18,10 @@ Config format (keys are camelCase, like the wire)::
     instructions = "Review, do not edit."
     model = "sonnet"
 
+    [agents.watch]
+    runtime = "command"
+    args = ["sh", "-c", "./check.sh"]  # fixed runtime arguments: a request may not add its own
+
     [runtimes.claude]
     command = "/opt/claude/bin/claude"
     env = { CLAUDE_CONFIG_DIR = "/srv/claude" }
@@ -52,6 +56,7 @@ _AGENT_KEYS: Final = (
     "delegatesTo",
     "instructions",
     "model",
+    "args",
 )
 _RUNTIME_KEYS: Final = ("command", "env", "prices")
 _PRICE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
@@ -80,6 +85,8 @@ class AgentDefinition(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     delegates_to: tuple[str, ...] = ()
     instructions: str | None = None
     model: str | None = None
+    #: runtime arguments fixed by the role (the `command` runtime's program and its arguments)
+    args: tuple[str, ...] = ()
 
 
 class ModelPrice(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -203,6 +210,7 @@ def _parse_agents(
             delegates_to=_str_list(fail, path, fields, "delegatesTo"),
             instructions=_opt_str(fail, path, fields, "instructions"),
             model=_opt_str(fail, path, fields, "model"),
+            args=_str_list(fail, path, fields, "args"),
         )
     return agents
 

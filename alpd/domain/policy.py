@@ -18,6 +18,11 @@ that have no caller directory), and an absolute path is used as is.
 
 Compatibility: `version` names this document's shape; new fields get defaults and never
 change the meaning of old ones (msgspec schema-evolution rules), so old hashes stay valid.
+A stored document is hashed as stored; version 1 documents still decode. Version 2: the
+origin is structured per kind and leaves unset fields out (see `Origin`).
+
+Arguments: an agent that fixes `args` in its definition runs with exactly those; a request
+naming other arguments is refused, so a fixed role cannot be pointed at another program.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ SESSION_KINDS: Final[tuple[SessionKind, ...]] = (
     "sub-agent",
     "temp",
 )
-POLICY_VERSION: Final = 1
+POLICY_VERSION: Final = 2
 
 
 class ThreadBinding(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -49,17 +54,28 @@ class ThreadBinding(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     context_digest: str
 
 
-class Origin(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """Why an execution exists: the door it came through and who opened it.
+class Origin(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """Why an execution exists, written by the code path that creates it (never a client).
 
-    `door` is e.g. `cli`, `editor`, `scheduler`, `push`, `delegate`; `by` the caller (uid or
-    scheduler/push source id); `trigger` the schedule or push event id when there is one.
+    `door` is how the request came in (`cli`, `editor`, `scheduler`, `delegate`, …) and `by`
+    who sent it (`uid:N`, a schedule, an execution). Per kind: `scheduled` carries
+    `scheduleId`, `fireTime` and `missed` (fires coalesced into this one); `push` its
+    `pushSource` (the sender's label); `sub-agent` its `parentExecutionId`; a handoff its
+    `handoffId`; any kind may say its `purpose` in a few words.
+
+    Unset fields are left out of the document, so a field added later changes no existing
+    policy's bytes (version 1 wrote `parentExecutionId` and an unused `trigger` as nulls).
     """
 
     door: str
     by: str
     parent_execution_id: str | None = None
-    trigger: str | None = None
+    schedule_id: str | None = None
+    fire_time: str | None = None
+    missed: int | None = None
+    push_source: str | None = None
+    handoff_id: str | None = None
+    purpose: str | None = None
 
 
 class PolicyRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -111,7 +127,7 @@ def build_policy(
         delegates_to=agent.delegates_to,
         kind=request.kind,
         headless=request.headless,
-        args=request.args,
+        args=agent.args or request.args,
         model=agent.model,
         instructions=agent.instructions,
         origin=request.origin,
@@ -180,6 +196,11 @@ def _check_request(agent: AgentDefinition, request: PolicyRequest) -> None:
             agent=agent.name,
             runtime=request.runtime,
         )
+    if agent.args and request.args and request.args != agent.args:
+        raise InvalidArgument(
+            f"agent {agent.name!r} fixes its runtime arguments; drop the ones after `--`",
+            agent=agent.name,
+        )
     if request.kind not in SESSION_KINDS:
         raise InvalidArgument(f"unknown session kind {request.kind!r}", kind=request.kind)
     if request.kind != "interactive" and not request.headless:
@@ -187,6 +208,12 @@ def _check_request(agent: AgentDefinition, request: PolicyRequest) -> None:
         raise InvalidArgument(f"a {request.kind} execution must be headless", kind=request.kind)
     if request.kind == "sub-agent" and request.origin.parent_execution_id is None:
         raise InvalidArgument("a sub-agent execution needs its parent execution id")
+    if request.kind == "push" and request.origin.push_source is None:
+        raise InvalidArgument("a push execution needs the source that pushed it")
+    if request.kind == "scheduled" and (
+        request.origin.schedule_id is None or request.origin.fire_time is None
+    ):
+        raise InvalidArgument("a scheduled execution needs its schedule id and fire time")
 
 
 def _workspace(agent: AgentDefinition, request: PolicyRequest) -> str:

@@ -11,7 +11,8 @@ import msgspec
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
 from alpd.runtimes.registry import adapters
-from alpd.services import graph, importer, logs, pins, search, views
+from alpd.services import delivery, graph, importer, logs, pins, search, views
+from alpd.services.wake import refuse_claimed_kind
 from alpd.store.db import Store
 from protocol import messages as m
 
@@ -113,7 +114,14 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await ex.continue_thread(session.caller, request, prepared=prepared)
 
     async def continue_(session: Session, params: m.ContinueParams) -> m.ContinueResult:
+        refuse_claimed_kind(params)
         return await ex.continue_thread(session.caller, params)
+
+    async def push(session: Session, params: m.PushParams) -> m.PushResult:
+        return await delivery.push(rt.delivery, session.caller, params)
+
+    async def pending(session: Session, params: m.PendingParams) -> m.PendingResult:
+        return await rt.delivery.pending(session.caller, params)
 
     async def show(session: Session, params: m.ThreadShowParams) -> m.ThreadShowResult:
         return await views.show(ex, session.caller, params)
@@ -169,6 +177,8 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "history/search": search_,
         "thread/start": start,
         "thread/continue": continue_,
+        "thread/push": push,
+        "delivery/pending": pending,
         "thread/show": show,
         "thread/context": context,
         "thread/reconcile": reconcile,

@@ -66,6 +66,8 @@ class LaunchSpec:
     native_session_id: str | None = None
     transcript_path: str | None = None
     files: dict[str, str] = field(default_factory=dict)
+    #: text a headless run reads on its standard input (None: /dev/null)
+    stdin: str | None = None
 
 
 class RuntimeAdapter(Protocol):

@@ -1,6 +1,10 @@
-"""The `command` runtime: any program, given after `--`. History: unsupported.
+"""The `command` runtime: any program, given after `--` or fixed by the agent's `args`.
+History: unsupported.
 
-Used by tests and scripts to exercise threads without an agent CLI.
+A root's prompt (a push, a scheduled fire, `--prompt`) reaches the program twice: on its
+standard input when it runs headless, and in `$ALP_PROMPT` — so a script can be pushed to
+and scheduled like any agent. Used by tests and scripts to exercise threads without an
+agent CLI.
 """
 
 from __future__ import annotations
@@ -38,6 +42,12 @@ class CommandRuntime:
         return None
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec:
+        env = label_env(ctx)
+        if ctx.prompt is not None:
+            env["ALP_PROMPT"] = ctx.prompt
         return LaunchSpec(
-            argv=[ctx.program, *policy.args[1:]], env=label_env(ctx), cwd=policy.workspace
+            argv=[ctx.program, *policy.args[1:]],
+            env=env,
+            cwd=policy.workspace,
+            stdin=ctx.prompt,
         )

@@ -95,6 +95,8 @@ DEFAULT_AGENT = "claude"
 log = structlog.get_logger("alpd.executions")
 
 AfterSettle = Callable[[str], Awaitable[None]]
+#: more writes in the same transaction that reserves a root (given the root's id)
+InUnit = Callable[[aiosqlite.Connection, str], Awaitable[None]]
 
 
 class Prepared(NamedTuple):
@@ -190,8 +192,16 @@ class Executions:
         return Prepared(agent, runtime, request, config, program)
 
     async def continue_thread(
-        self, caller: Caller, params: m.ContinueParams, *, prepared: Prepared | None = None
+        self,
+        caller: Caller,
+        params: m.ContinueParams,
+        *,
+        prepared: Prepared | None = None,
+        addendum: str | None = None,
+        in_unit: InUnit | None = None,
     ) -> m.ContinueResult:
+        """Open root n+1. `addendum` is a derived section appended to its session context
+        (what woke a background root); `in_unit` commits with the root or not at all."""
         agent, runtime, request, config, program = prepared or self.prepare(caller, params)
         await self.reconcile_thread(caller, params.thread_id)
         execution_id = self.d.clock.new_id(EXECUTION_PREFIX)
@@ -236,9 +246,8 @@ class Executions:
                 sequence = int((await cur.fetchone())[0])  # type: ignore[index]
             self.paths.make_exec_dir(execution_id)
             context_path = exec_dir / SESSION_CONTEXT_FILE
-            write_private_file(
-                context_path, render_session_context(snapshot, thread_title=thread_row["title"])
-            )
+            rendered = render_session_context(snapshot, thread_title=thread_row["title"])
+            write_private_file(context_path, rendered + ("\n" + addendum if addendum else ""))
             ctx = LaunchContext(
                 execution_id=execution_id,
                 thread_id=params.thread_id,
@@ -270,6 +279,8 @@ class Executions:
                 await refuse_if_busy(conn, params.thread_id)
                 raise
             await save_checkpoint(conn, seed_checkpoint(execution_id, snapshot), at)
+            if in_unit is not None:
+                await in_unit(conn, execution_id)
             thread = thread_from_row(
                 await load_thread_row(conn, params.thread_id), busy_root=execution_id
             )

@@ -14,6 +14,7 @@ import sqlite3
 
 import aiosqlite
 
+from alpd.domain.agents import AgentDefinition
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.policy import (
     Origin,
@@ -59,7 +60,7 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
         origin=Origin(door="delegate", by=f"uid:{caller.uid}", parent_execution_id=parent["id"]),
         runtime=agent.runtime,
         cwd=parent["cwd"],
-        args=_child_args(agent.runtime, params),
+        args=_child_args(agent, params),
     )
     # The child opens on the snapshot its root opened on: the root's binding, carried down
     # the graph inside every policyHash (None only under a legacy-unthreaded root).
@@ -110,10 +111,10 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
     return m.DelegateResult(execution=running, session_context_path=str(context_path))
 
 
-def _child_args(runtime: str, params: m.DelegateParams) -> tuple[str, ...]:
+def _child_args(agent: AgentDefinition, params: m.DelegateParams) -> tuple[str, ...]:
     """For the `command` runtime the task is the command (run by `sh -c`) unless explicit
-    args were given; agent runtimes get the task as their prompt instead."""
-    if runtime == "command" and not params.args:
+    args were given or the agent fixes its own; agent runtimes get the task as their prompt."""
+    if agent.runtime == "command" and not params.args and not agent.args:
         return ("/bin/sh", "-c", params.task)
     return tuple(params.args)
 

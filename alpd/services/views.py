@@ -10,6 +10,7 @@ from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
 from alpd.services.history import history_level, thread_history
+from alpd.services.reports import recent_reports
 from alpd.services.rows import execution_from_row
 from alpd.services.snapshots import load_chain, load_compactions, load_snapshot
 from alpd.services.threads import check_owner, load_thread_row
@@ -63,5 +64,10 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
     thread = msgspec.structs.replace(thread, busy_root=busy, root_count=len(roots))
     summary = await thread_history(ex.d.store, params.thread_id)
     return m.ThreadShowResult(
-        thread=thread, roots=roots, context=ctx, history=summary, children=children
+        thread=thread,
+        roots=roots,
+        context=ctx,
+        history=summary,
+        children=children,
+        reports=await recent_reports(ex.d.store, params.thread_id),
     )

@@ -294,6 +294,73 @@ V6_ENTRY_DIGESTS: Final = (
     """,
 )
 
+# Deliveries to a thread (pushes, scheduled fires, sub-agent results, handoffs), in arrival
+# order: `queued` until a round takes them (`delivered`, with the root that took them, in the
+# same transaction that reserves that root: a delivery is never taken twice), a live run
+# takes them (`injected`), or they can never run (`failed`, with the reason). The partial
+# unique index makes "at most one queued delivery per coalescing key" (a busy thread's
+# schedule fire is queued once, not stacked) a property of the database.
+V7_DELIVERIES: Final = (
+    """
+    CREATE TABLE deliveries (
+        id                  INTEGER PRIMARY KEY,
+        thread_id           TEXT NOT NULL REFERENCES threads (id),
+        owner_uid           INTEGER NOT NULL,
+        kind                TEXT NOT NULL,
+        agent               TEXT NOT NULL,
+        origin              TEXT NOT NULL,
+        source_kind         TEXT NOT NULL,
+        source              TEXT NOT NULL,
+        envelope            TEXT NOT NULL,
+        text                TEXT NOT NULL,
+        notify              INTEGER NOT NULL DEFAULT 0,
+        target_execution_id TEXT REFERENCES executions (id),
+        coalesce_key        TEXT,
+        status              TEXT NOT NULL
+                            CHECK (status IN ('queued', 'delivered', 'injected', 'failed')),
+        execution_id        TEXT REFERENCES executions (id),
+        error               TEXT,
+        created_at          TEXT NOT NULL,
+        delivered_at        TEXT
+    ) STRICT
+    """,
+    "CREATE INDEX deliveries_queued ON deliveries (thread_id, id) WHERE status = 'queued'",
+    "CREATE INDEX deliveries_by_execution ON deliveries (execution_id)",
+    """
+    CREATE UNIQUE INDEX deliveries_coalesced ON deliveries (thread_id, coalesce_key)
+    WHERE status = 'queued' AND coalesce_key IS NOT NULL
+    """,
+)
+
+# One report per execution that no person watched (every non-interactive root, every
+# sub-agent): what ended how, its final message (secret-filtered), cost and duration.
+V8_REPORTS: Final = (
+    """
+    CREATE TABLE reports (
+        id                  INTEGER PRIMARY KEY,
+        thread_id           TEXT NOT NULL REFERENCES threads (id),
+        owner_uid           INTEGER NOT NULL,
+        execution_id        TEXT NOT NULL UNIQUE REFERENCES executions (id),
+        kind                TEXT NOT NULL,
+        agent               TEXT NOT NULL,
+        runtime             TEXT NOT NULL,
+        origin              TEXT NOT NULL,
+        outcome             TEXT NOT NULL,
+        message             TEXT NOT NULL,
+        message_source      TEXT NOT NULL CHECK (message_source IN ('transcript', 'output')),
+        redactions          INTEGER NOT NULL DEFAULT 0,
+        cost_usd            REAL,
+        duration_seconds    REAL,
+        usage               TEXT,
+        notify              INTEGER NOT NULL DEFAULT 0,
+        parent_execution_id TEXT REFERENCES executions (id),
+        created_at          TEXT NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX reports_by_thread ON reports (thread_id, id)",
+    "CREATE INDEX reports_by_owner ON reports (owner_uid, created_at)",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -301,6 +368,8 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V4_FTS_MERGE,
     V5_COMPACTIONS,
     V6_ENTRY_DIGESTS,
+    V7_DELIVERIES,
+    V8_REPORTS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

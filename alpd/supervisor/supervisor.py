@@ -1,7 +1,8 @@
 """Headless runs under alpd: spawned in their own session, watched to their end.
 
-A run's stdout and stderr go to files in its execution directory, never to pipes: a pipe
-would die with the daemon and take the run with it (SIGPIPE). The run is wrapped in a tiny
+A run's stdin (its prompt, for runtimes that read one), stdout and stderr are files in its
+execution directory, never pipes: a pipe would die with the daemon and take the run with it
+(SIGPIPE). The run is wrapped in a tiny
 `sh` that writes the exit status to `exit-status` when the program ends, so a daemon that
 restarted (and so is no longer the parent, and cannot `wait()`) still learns how it ended.
 
@@ -27,6 +28,7 @@ from anyio.abc import TaskGroup
 
 from alpd.domain.secrets import REACH, redacted_tail
 from alpd.errors import SpawnFailed
+from alpd.files import write_private_file
 from alpd.runtimes.base import LaunchSpec
 from alpd.socket_activation import scrub_systemd_env
 from alpd.supervisor.processes import ProcessIdentity, end_run, identify, is_alive
@@ -34,6 +36,7 @@ from alpd.supervisor.processes import ProcessIdentity, end_run, identify, is_ali
 EXIT_STATUS_FILE: Final = "exit-status"
 STDOUT_FILE: Final = "stdout.log"
 STDERR_FILE: Final = "stderr.log"
+STDIN_FILE: Final = "stdin"
 OUTPUT_TAIL_BYTES: Final = 2048
 ADOPTED_POLL_SECONDS: Final = 0.25
 
@@ -98,12 +101,17 @@ class Supervisor:
         env = {**scrub_systemd_env(base_env), **spec.env}
         argv = ["/bin/sh", "-c", _SHIM, "alp-run", str(exec_dir / EXIT_STATUS_FILE), *spec.argv]
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        stdin: int = subprocess.DEVNULL
+        if spec.stdin is not None:
+            # A file, not a pipe: the run must not depend on this daemon to read its input.
+            write_private_file(exec_dir / STDIN_FILE, spec.stdin)
+            stdin = os.open(exec_dir / STDIN_FILE, os.O_RDONLY | os.O_CLOEXEC)
         out = os.open(exec_dir / STDOUT_FILE, flags, 0o600)
         err = os.open(exec_dir / STDERR_FILE, flags, 0o600)
         try:
             process = await anyio.open_process(
                 argv,
-                stdin=subprocess.DEVNULL,
+                stdin=stdin,
                 stdout=out,
                 stderr=err,
                 cwd=spec.cwd,
@@ -115,6 +123,8 @@ class Supervisor:
         finally:
             os.close(out)
             os.close(err)
+            if stdin != subprocess.DEVNULL:
+                os.close(stdin)
         identity = identify(process.pid) or ProcessIdentity(process.pid, 0.0, "")
         self._identities[execution_id] = identity
         log.info("run_started", execution=execution_id, pid=process.pid)

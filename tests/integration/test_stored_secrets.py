@@ -53,6 +53,9 @@ FILTERED_COLUMNS = {
     ("history_entries", "output_tail"),
     ("thread_docs", "title"),
     ("thread_docs", "context"),
+    ("deliveries", "source"),
+    ("deliveries", "text"),
+    ("reports", "message"),
 }
 _ID = "an id alpd or a runtime generated"
 _TIME = "a timestamp alpd wrote"
@@ -133,6 +136,33 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("history_cursors", "updated_at"): _TIME,
     ("thread_docs", "thread_id"): _ID,
     ("thread_docs", "source"): _TIME,
+    ("deliveries", "thread_id"): _ID,
+    ("deliveries", "kind"): _ENUM,
+    ("deliveries", "agent"): "an agent name from the agents config",
+    ("deliveries", "origin"): "how the run is started: alpd's words, ids, a filtered push label",
+    ("deliveries", "source_kind"): _ENUM,
+    ("deliveries", "envelope"): (
+        "alpd's line around the filtered label (the leak test reads it; its brackets become "
+        "parentheses, so the marker reads (REDACTED:…))"
+    ),
+    ("deliveries", "target_execution_id"): _ID,
+    ("deliveries", "coalesce_key"): "a key alpd builds from ids (a schedule's)",
+    ("deliveries", "status"): _ENUM,
+    ("deliveries", "execution_id"): _ID,
+    ("deliveries", "error"): "the message of a domain error alpd raised: alpd's words and ids",
+    ("deliveries", "created_at"): _TIME,
+    ("deliveries", "delivered_at"): _TIME,
+    ("reports", "thread_id"): _ID,
+    ("reports", "execution_id"): _ID,
+    ("reports", "kind"): _ENUM,
+    ("reports", "agent"): "an agent name from the agents config",
+    ("reports", "runtime"): "a runtime name from the agents config",
+    ("reports", "origin"): "the execution's origin, copied (see executions.origin)",
+    ("reports", "outcome"): _ENUM,
+    ("reports", "message_source"): _ENUM,
+    ("reports", "usage"): "token counts (JSON numbers)",
+    ("reports", "parent_execution_id"): _ID,
+    ("reports", "created_at"): _TIME,
     **{
         (f"search_{index}{table}", column): _FTS
         for index in ("words", "cjk")
@@ -154,6 +184,7 @@ ALLOWED_FILES = {
     "stdout.log": "what the run printed, as it printed it (its tail is stored filtered)",
     "stderr.log": "what the run printed, as it printed it (its tail is stored filtered)",
     "exit-status": "the run's exit status, a number",
+    "stdin": "the root's prompt as given to the run (a push's text was filtered when stored)",
 }
 
 
@@ -182,9 +213,20 @@ def read_only(d: DaemonProcess) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True)
 
 
+#: a script agent that echoes its prompt and prints a token it assembles (its policy's args
+#: never hold one): its report must be filtered
+ECHO_AGENT = f"""
+[agents.echo]
+runtime = "command"
+args = ["sh", "-c", "cat; printf 'pushed with ghp_%s\\\\n' {TOKEN.removeprefix("ghp_")}"]
+"""
+
+
 @pytest.fixture(scope="module")
 def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    with running_daemon(tmp_path_factory.mktemp("stored")) as daemon:
+    base = tmp_path_factory.mktemp("stored")
+    (base / "config.toml").write_text(ECHO_AGENT)
+    with running_daemon(base, extra_args=["--config", str(base / "config.toml")]) as daemon:
         run_scenario(daemon, tmp_path_factory.mktemp("work"))
         yield daemon
 
@@ -229,6 +271,18 @@ def run_scenario(d: DaemonProcess, work: Path) -> None:
         + claude.tool_result(KEY_SAMPLE.text + "\nok\n", "toolu_1")
     )
     d.call("history/import", {"runtime": "claude", "path": str(transcript.parent)})
+    # A push with a token in its label and its text, run by a script that prints another:
+    # the delivery, its envelope and the run's report are stored filtered.
+    pushed = d.call(
+        "thread/push",
+        {"threadId": thread_id, "text": f"rotate {PIN_TOKEN}", "source": f"ci {TITLE_TOKEN}",
+         "agent": "echo"},
+    )  # fmt: skip
+    assert isinstance(pushed, dict) and pushed["status"] == "started"
+    with read_only(d) as db:
+        wait_for(
+            lambda: db.execute("SELECT count(*) FROM reports").fetchone()[0], "the push's report"
+        )
     with read_only(d) as db:
         wait_for(
             lambda: db.execute("SELECT count(*) FROM thread_docs").fetchone()[0],

@@ -76,6 +76,12 @@ def test_full_config_parses_camel_case_keys() -> None:
     assert config.runtime("codex").command is None
 
 
+def test_an_agent_may_fix_its_runtime_args() -> None:
+    text = '[agents.watch]\nruntime = "command"\nargs = ["sh", "-c", "./check.sh"]\n'
+    assert parse_agents_config(text, source="c").agent("watch").args == ("sh", "-c", "./check.sh")
+    assert error_of('[agents.watch]\nruntime = "command"\nargs = "sh -c x"\n').line == 3
+
+
 def test_a_config_table_replaces_the_builtin_agent_of_that_name() -> None:
     config = parse_agents_config('[agents.claude]\nallowedTools = ["Read"]\n', source="c")
     assert config.agent("claude") == AgentDefinition(

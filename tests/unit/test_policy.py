@@ -146,12 +146,42 @@ def test_unthreaded_policy_has_null_binding() -> None:
 # -- request validation ------------------------------------------------------------------
 
 
+#: an origin that carries what every kind needs
+FULL_ORIGIN = Origin(
+    door="scheduler", by="schedule:s1", schedule_id="s1", fire_time="2026-01-01T03:00:00.000Z",
+    push_source="ci",
+)  # fmt: skip
+
+
 def test_background_kinds_must_be_headless() -> None:
     for kind in ("push", "scheduled", "temp"):
+        request = msgspec.structs.replace(REQUEST, kind=kind, origin=FULL_ORIGIN)
         with pytest.raises(InvalidArgument):
-            build_policy(AGENT, msgspec.structs.replace(REQUEST, kind=kind), None)
-        headless = msgspec.structs.replace(REQUEST, kind=kind, headless=True)
+            build_policy(AGENT, request, None)
+        headless = msgspec.structs.replace(request, headless=True)
         assert build_policy(AGENT, headless, None).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("kind", "missing"),
+    [("push", {"push_source": None}), ("scheduled", {"schedule_id": None}),
+     ("scheduled", {"fire_time": None})],
+)  # fmt: skip
+def test_push_and_scheduled_roots_need_their_origin(kind: str, missing: dict[str, None]) -> None:
+    origin = msgspec.structs.replace(FULL_ORIGIN, **missing)
+    request = msgspec.structs.replace(REQUEST, kind=kind, headless=True, origin=origin)
+    with pytest.raises(InvalidArgument):
+        build_policy(AGENT, request, None)
+
+
+def test_an_agent_that_fixes_its_args_runs_with_them_and_refuses_others() -> None:
+    watch = AgentDefinition(name="watch", runtime="command", args=("sh", "-c", "./check"))
+    request = msgspec.structs.replace(REQUEST, agent="watch", runtime="command")
+    assert build_policy(watch, request, None).args == ("sh", "-c", "./check")
+    same = msgspec.structs.replace(request, args=("sh", "-c", "./check"))
+    assert build_policy(watch, same, None).args == ("sh", "-c", "./check")
+    with pytest.raises(InvalidArgument):
+        build_policy(watch, msgspec.structs.replace(request, args=("rm", "-rf", "/")), None)
 
 
 def test_sub_agent_needs_its_parent_execution() -> None:
@@ -221,10 +251,11 @@ def test_policy_authority_is_the_agents_and_the_binding_only_moves_the_hash(
 
 def test_policy_hash_is_stable_across_versions() -> None:
     # A golden value: if this changes, every stored policyHash stops verifying. Change it
-    # only together with POLICY_VERSION and a migration note.
+    # only together with POLICY_VERSION and a migration note. (Version 2: structured origins,
+    # unset origin fields left out.)
     binding = ThreadBinding(id=THREAD, context_revision=3, context_digest="sha256:" + "ab" * 32)
     assert policy_hash(build_policy(AGENT, REQUEST, binding)) == (
-        "sha256:204183349e41b159abc76e1435e9d541fa8b0e4f17c6f54b9b6762b4068dcb6f"
+        "sha256:7f6f6e2bf7fdf021c2394a8cf069f7b057426b33166f238aad7e022bce4f6a2c"
     )
 
 

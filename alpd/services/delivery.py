@@ -1,0 +1,399 @@
+"""Delivery: how pushes, scheduled fires and sub-agent results reach their thread.
+
+One mechanism for every kind of delivery (handoffs will use it too), three paths chosen by
+the target's state:
+
+- **wake**: the thread is idle → a headless root (kind `push`, `scheduled` …) opens at once,
+  its prompt the delivered text under its envelope line (`alpd.domain.delivery`);
+- **queue**: a root is running → the delivery waits; when that root settles, everything
+  waiting leaves as ONE fresh round (`next_round`), not one root per delivery;
+- **inject**: a live run that can take text mid-work asks `delivery/pending` (alp's own
+  runtime hooks) and takes what waits for it.
+
+Durable and exactly once: `submit` writes the delivery (`queued`) before anything else, and
+a round marks its deliveries `delivered` in the same transaction that reserves its root —
+after a kill -9 a delivery is either still queued (and the next drain takes it) or belongs
+to exactly one root. Drains of one thread never overlap (a lock per thread; one alpd per
+home). They run after each submit, after each settle of a root (`after_settle` → `wake`),
+at start, and every `SWEEP_SECONDS` as a safety net (`run`).
+
+Bounds: a text is at most `TEXT_MAX_BYTES` (INVALID_ARGUMENT), a thread holds at most
+`QUEUE_MAX` waiting deliveries (QUEUE_FULL). Texts are stored secret-filtered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import aiosqlite
+import anyio
+import msgspec
+import structlog
+
+from alpd.domain.delivery import (
+    TEXT_MAX_BYTES,
+    Queued,
+    Source,
+    envelope_line,
+    next_round,
+    round_prompt,
+    wake_section,
+)
+from alpd.domain.policy import Origin, SessionKind
+from alpd.domain.secrets import redact
+from alpd.errors import AlpError, InvalidArgument, QueueFull, ThreadBusy, ThreadClosed
+from alpd.services.callers import execution_of_caller
+from alpd.services.context import Caller
+from alpd.services.executions import Executions
+from alpd.services.wake import agent_for_thread, open_background_root, prepare_background_root
+from protocol import messages as m
+
+QUEUE_MAX: Final = 1000
+SWEEP_SECONDS: Final = 30.0
+
+log = structlog.get_logger("alpd.delivery")
+
+_origin = msgspec.json.Decoder(Origin)
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """One delivery for a thread. `kind` and `origin` are those of the root that will carry
+    it; `agent` None means the agent of the thread's last root. `target_execution_id` names
+    the run that may take it by injection (None: the thread's running root). Deliveries with
+    the same `coalesce_key` are never queued twice for a thread: the later one joins the
+    waiting one."""
+
+    thread_id: str
+    kind: SessionKind
+    origin: Origin
+    source: Source
+    text: str
+    agent: str | None = None
+    notify: bool = False
+    target_execution_id: str | None = None
+    coalesce_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    delivery_id: int
+    status: Literal["started", "queued", "coalesced"]
+    #: deliveries of the thread still waiting after this submit
+    waiting: int
+    #: the root that carries it, when it started at once
+    execution: m.Execution | None = None
+
+
+class _RoundChanged(Exception):
+    """A round's deliveries were taken by someone else between read and claim."""
+
+
+class DeliveryService:
+    def __init__(self, ex: Executions) -> None:
+        self.ex = ex
+        self.d = ex.d
+        self._locks: dict[str, anyio.Lock] = {}
+        self._wanted: set[str] = set()
+        self._wakeup = anyio.Event()
+
+    # submit
+
+    async def submit(
+        self, sub: Submission, *, requested_by: Caller | None = None, check_runnable: bool = True
+    ) -> Submitted:
+        """Store the delivery, then deliver what the thread's state allows (wake or queue).
+
+        With `check_runnable`, refuses before storing anything when the run it asks for could
+        never start; without (a sub-agent's result, which a live parent may still take), such
+        a delivery is stored and, if no run takes it, marked failed with the reason."""
+        text = redact(sub.text).text
+        if len(text.encode()) > TEXT_MAX_BYTES:
+            raise InvalidArgument(
+                f"the text is {len(text.encode())} bytes; at most {TEXT_MAX_BYTES} are "
+                "delivered (put the rest in a file and send its path)",
+                limit=TEXT_MAX_BYTES,
+            )
+        agent = await agent_for_thread(self.ex, sub.thread_id, sub.agent)
+        envelope = envelope_line(sub.source)
+        if check_runnable:
+            # Missing agent or program, a command with no arguments: say so now.
+            await prepare_background_root(
+                self.ex,
+                sub.thread_id,
+                kind=sub.kind,
+                origin=sub.origin,
+                prompt=round_prompt([Queued(0, sub.kind, agent, envelope, text)]),
+                agent=agent,
+                requested_by=requested_by,
+            )
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> tuple[int, bool]:
+            if sub.coalesce_key is not None:
+                async with conn.execute(
+                    "SELECT id FROM deliveries WHERE thread_id = ? AND coalesce_key = ? "
+                    "AND status = 'queued'",
+                    (sub.thread_id, sub.coalesce_key),
+                ) as cur:
+                    row = await cur.fetchone()
+                if row is not None:
+                    return int(row["id"]), True
+            waiting = await _waiting(conn, sub.thread_id)
+            if waiting >= QUEUE_MAX:
+                raise QueueFull(
+                    f"{waiting} deliveries already wait for thread {sub.thread_id}; "
+                    "let its running root settle, or cancel it",
+                    threadId=sub.thread_id,
+                    limit=QUEUE_MAX,
+                )
+            async with conn.execute(
+                "INSERT INTO deliveries (thread_id, owner_uid, kind, agent, origin, source_kind, "
+                "source, envelope, text, notify, target_execution_id, coalesce_key, status, "
+                "created_at) SELECT id, owner_uid, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ? "
+                "FROM threads WHERE id = ? AND status = 'open' RETURNING id",
+                (
+                    sub.kind,
+                    agent,
+                    msgspec.json.encode(sub.origin).decode(),
+                    sub.source.kind,
+                    sub.source.label,
+                    envelope,
+                    text,
+                    int(sub.notify),
+                    sub.target_execution_id,
+                    sub.coalesce_key,
+                    at,
+                    sub.thread_id,
+                ),
+            ) as cur:
+                inserted = await cur.fetchone()
+            if inserted is None:
+                raise ThreadClosed(
+                    f"thread {sub.thread_id} is closed or gone; nothing can run in it any more",
+                    threadId=sub.thread_id,
+                )
+            return int(inserted["id"]), False
+
+        delivery_id, coalesced = await self.d.store.write(unit)
+        execution = await self.drain(sub.thread_id)
+        row = await self.d.store.fetchone(
+            "SELECT status, execution_id FROM deliveries WHERE id = ?", (delivery_id,)
+        )
+        waiting = await self.waiting(sub.thread_id)
+        if execution is not None and row is not None and row["execution_id"] == execution.id:
+            return Submitted(delivery_id, "started", waiting, execution)
+        return Submitted(delivery_id, "coalesced" if coalesced else "queued", waiting)
+
+    async def waiting(self, thread_id: str) -> int:
+        row = await self.d.store.fetchone(
+            "SELECT count(*) FROM deliveries WHERE thread_id = ? AND status = 'queued'",
+            (thread_id,),
+        )
+        return int(row[0]) if row is not None else 0
+
+    # drain
+
+    async def drain(self, thread_id: str) -> m.Execution | None:
+        """If the thread is idle and deliveries wait, open one root for the next round."""
+        lock = self._locks.setdefault(thread_id, anyio.Lock())
+        try:
+            async with lock:
+                for _ in range(3):
+                    try:
+                        return await self._open_next_round(thread_id)
+                    except _RoundChanged:
+                        continue
+                return None
+        finally:
+            if not lock.locked() and not lock.statistics().tasks_waiting:
+                self._locks.pop(thread_id, None)
+
+    async def _open_next_round(self, thread_id: str) -> m.Execution | None:
+        rows = await self.d.store.fetchall(
+            "SELECT id, kind, agent, envelope, text, notify, origin FROM deliveries "
+            "WHERE thread_id = ? AND status = 'queued' ORDER BY id LIMIT ?",
+            (thread_id, QUEUE_MAX),
+        )
+        queued = [
+            Queued(r["id"], r["kind"], r["agent"], r["envelope"], r["text"], bool(r["notify"]))
+            for r in rows
+        ]
+        taken = next_round(queued)
+        if not taken:
+            return None
+        origin = _origin.decode(rows[0]["origin"])
+        ids = [item.id for item in taken]
+        at = self.d.clock.now_iso()
+
+        async def claim(conn: aiosqlite.Connection, execution_id: str) -> None:
+            marks = ", ".join("?" for _ in ids)
+            cur = await conn.execute(
+                "UPDATE deliveries SET status = 'delivered', execution_id = ?, delivered_at = ? "
+                f"WHERE id IN ({marks}) AND status = 'queued'",
+                (execution_id, at, *ids),
+            )
+            if cur.rowcount != len(ids):
+                raise _RoundChanged
+
+        try:
+            result = await open_background_root(
+                self.ex,
+                thread_id,
+                kind=taken[0].kind,
+                origin=origin,
+                prompt=round_prompt(taken),
+                agent=taken[0].agent,
+                addendum=wake_section(taken, origin),
+                in_unit=claim,
+            )
+        except ThreadBusy:
+            return None  # its settle wakes us again
+        except AlpError as exc:
+            # It can never run as asked (thread closed, agent gone from the config …): say
+            # so on the deliveries instead of retrying them forever.
+            await self._fail(ids, exc.message)
+            log.warning("round_failed", thread=thread_id, error=exc.name, deliveries=len(ids))
+            return None
+        log.info("round_opened", thread=thread_id, execution=result.execution.id, deliveries=ids)
+        return result.execution
+
+    async def _fail(self, ids: list[int], reason: str) -> None:
+        async def unit(conn: aiosqlite.Connection) -> None:
+            marks = ", ".join("?" for _ in ids)
+            await conn.execute(
+                f"UPDATE deliveries SET status = 'failed', error = ? "
+                f"WHERE id IN ({marks}) AND status = 'queued'",
+                (reason, *ids),
+            )
+
+        await self.d.store.write(unit)
+
+    # waking the drain loop
+
+    def wake(self, thread_id: str) -> None:
+        """Ask the background loop to drain this thread (never waits)."""
+        self._wanted.add(thread_id)
+        self._wakeup.set()
+
+    async def after_settle(self, execution_id: str) -> None:
+        row = await self.d.store.fetchone(
+            "SELECT thread_id, is_root FROM executions WHERE id = ?", (execution_id,)
+        )
+        if row is not None and row["is_root"] and row["thread_id"] is not None:
+            self.wake(row["thread_id"])
+
+    async def run(self, report: Callable[[m.TaskState], None]) -> None:
+        """The drain loop: every thread with waiting deliveries at start and every
+        `SWEEP_SECONDS`, and each thread `wake` names as soon as it is named."""
+        sweep = True
+        while True:
+            if sweep:
+                rows = await self.d.store.fetchall(
+                    "SELECT DISTINCT thread_id FROM deliveries WHERE status = 'queued'"
+                )
+                self._wanted.update(row["thread_id"] for row in rows)
+            wanted, self._wanted = self._wanted, set()
+            opened = 0
+            try:
+                for thread_id in sorted(wanted):
+                    opened += await self.drain(thread_id) is not None
+                report(
+                    m.TaskState(
+                        name="delivery",
+                        state="idle",
+                        last_run_at=self.d.clock.now_iso(),
+                        detail=f"opened {opened} round(s)" if opened else None,
+                    )
+                )
+            except Exception as exc:
+                log.exception("drain_failed")
+                self._wanted |= wanted
+                report(m.TaskState(name="delivery", state="failing", detail=type(exc).__name__))
+            sweep = True
+            with anyio.move_on_after(SWEEP_SECONDS):
+                await self._wakeup.wait()
+                sweep = False
+            self._wakeup = anyio.Event()
+
+    # inject
+
+    async def pending(self, caller: Caller, params: m.PendingParams) -> m.PendingResult:
+        """What waits for the calling execution (found by its process ancestry); taken by it
+        unless `peek`, so no round delivers it again."""
+        execution = await execution_of_caller(self.d.store, caller)
+        if execution["thread_id"] is None:
+            return m.PendingResult(deliveries=[])
+        where = (
+            "thread_id = ? AND status = 'queued' AND "
+            "(target_execution_id = ? OR (target_execution_id IS NULL AND ? = 1))"
+        )
+        args = (execution["thread_id"], execution["id"], int(bool(execution["is_root"])))
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> list[m.PendingDelivery]:
+            async with conn.execute(
+                f"SELECT id, source_kind, envelope, text, created_at FROM deliveries "
+                f"WHERE {where} ORDER BY id LIMIT 100",
+                args,
+            ) as cur:
+                rows = await cur.fetchall()
+            if rows and not params.peek:
+                marks = ", ".join("?" for _ in rows)
+                await conn.execute(
+                    "UPDATE deliveries SET status = 'injected', execution_id = ?, "
+                    f"delivered_at = ? WHERE id IN ({marks})",
+                    (execution["id"], at, *(row["id"] for row in rows)),
+                )
+            return [
+                m.PendingDelivery(
+                    id=row["id"],
+                    source_kind=row["source_kind"],
+                    envelope=row["envelope"],
+                    text=row["text"],
+                    at=row["created_at"],
+                )
+                for row in rows
+            ]
+
+        return m.PendingResult(deliveries=await self.d.store.write(unit))
+
+
+async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -> m.PushResult:
+    """`thread/push`: a message from a script, an alert or a webhook, as a `push` delivery."""
+    source = " ".join(redact(params.source).text.split())
+    if not source:
+        raise InvalidArgument("name who is pushing (`--from LABEL`)")
+    if not params.text.strip():
+        raise InvalidArgument("nothing to push: the text is empty")
+    submitted = await service.submit(
+        Submission(
+            thread_id=params.thread_id,
+            kind="push",
+            origin=Origin(door=params.door, by=f"uid:{caller.uid}", push_source=source),
+            source=Source(kind="push", label=source, at=service.d.clock.now_iso()),
+            text=params.text,
+            agent=params.agent,
+            notify=params.notify,
+        ),
+        requested_by=caller,
+    )
+    return m.PushResult(
+        delivery_id=submitted.delivery_id,
+        status=submitted.status,
+        waiting=submitted.waiting,
+        execution=submitted.execution,
+    )
+
+
+async def _waiting(conn: aiosqlite.Connection, thread_id: str) -> int:
+    async with conn.execute(
+        "SELECT count(*) FROM deliveries WHERE thread_id = ? AND status = 'queued'", (thread_id,)
+    ) as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+__all__ = ["QUEUE_MAX", "SWEEP_SECONDS", "DeliveryService", "Submission", "Submitted", "push"]
