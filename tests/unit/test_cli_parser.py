@@ -171,7 +171,7 @@ def test_the_client_imports_nothing_of_the_daemon() -> None:
     [
         ["thread", "list", "--all"],
         ["thread", "show", "thr_x"],
-        ["thread", "continue", "thr_x", "--kind", "push", "--headless"],
+        ["thread", "continue", "thr_x", "--agent", "watch", "--headless"],
         ["--json", "thread", "close", "thr_x", "--if-revision", "3"],
     ],
 )
