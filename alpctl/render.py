@@ -56,11 +56,17 @@ def epoch_of(iso: str) -> float | None:
             clock = clock[:-6]
         parts = clock.split(":")
         hours, minutes = int(parts[0]), int(parts[1])
-        seconds = float(parts[2]) if len(parts) > 2 else 0.0
+        whole, _, fraction = (parts[2] if len(parts) > 2 else "0").partition(".")
+        if not fraction.isdigit() and fraction:
+            return None
+        micros = int(whole) * 1_000_000 + int((fraction + "000000")[:6])
     except (ValueError, IndexError):
         return None
     days = _days_from_civil(year, month, day)
-    return days * 86400 + hours * 3600 + minutes * 60 + seconds - offset
+    # Whole microseconds, divided once at the end: the same arithmetic as
+    # datetime.timestamp(), so the two agree to the last bit.
+    seconds = days * 86400 + hours * 3600 + minutes * 60 - offset
+    return (seconds * 1_000_000 + micros) / 1_000_000
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:
