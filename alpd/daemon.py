@@ -16,12 +16,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 import anyio
 import structlog
 
 from alpd import __version__
 from alpd.background.history_sync import run_history_sync
+from alpd.background.scheduler import Scheduler
 from alpd.clock import Clock
 from alpd.config import load_config
 from alpd.domain.agents import AgentsConfig, ConfigError
@@ -41,6 +43,7 @@ from alpd.services.history import HistoryService
 from alpd.services.leases import Leases
 from alpd.services.reconcile import reconcile
 from alpd.services.reports import ReportService
+from alpd.services.schedules import ScheduleService
 from alpd.socket_activation import listen_fds
 from alpd.store.db import Store
 from alpd.supervisor.supervisor import Supervisor
@@ -48,6 +51,9 @@ from protocol import errors, jsonrpc
 from protocol import messages as m
 from protocol.framing import Framing, encode_frame
 from protocol.peercred import PeerCredentialsUnavailable, read_peer_credentials
+
+#: the task group's long-running tasks, listed by `daemon/status` and `daemon/ps` from start
+BACKGROUND_TASKS: Final = ("reconciler", "history-sync", "delivery", "scheduler")
 
 log = structlog.get_logger("alpd")
 
@@ -82,6 +88,8 @@ class Runtime:
         self.executions.after_settle.append(self.delivery.after_settle)
         self.reports = ReportService(self.history, self.delivery)
         self.executions.after_settle.append(self.reports.after_settle)
+        self.schedules = ScheduleService(self.executions, wake=lambda: self.scheduler.poke())
+        self.scheduler = Scheduler(self.schedules, self.delivery)
         self.dispatcher = Dispatcher(build_handlers(self))
         #: set by `daemon/stop`: the daemon stops as on SIGTERM
         self.stop_requested = anyio.Event()
@@ -231,6 +239,8 @@ async def _serve(
             tg.start_soon(accept)
             runtime.executions.supervisor = Supervisor(tg, runtime.executions.on_exit)
             runtime.executions.environ = runs_environment(os.environ)
+            for name in BACKGROUND_TASKS:
+                runtime.tasks[name] = m.TaskState(name=name, state="starting")
             tg.start_soon(runtime.reconcile_forever, config.reconcile_interval)
             tg.start_soon(
                 run_history_sync,
@@ -242,6 +252,9 @@ async def _serve(
                 runtime.delivery.run, lambda state: runtime.tasks.__setitem__(state.name, state)
             )
             tg.start_soon(runtime.reports.backfill)
+            tg.start_soon(
+                runtime.scheduler.run, lambda state: runtime.tasks.__setitem__(state.name, state)
+            )
             if notifier.watchdog_interval is not None:
                 tg.start_soon(_watchdog, notifier, store, notifier.watchdog_interval)
             log.info(

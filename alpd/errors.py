@@ -115,6 +115,14 @@ class QueueFull(AlpError):
     name = "QUEUE_FULL"
 
 
+class ScheduleNotFound(AlpError):
+    name = "SCHEDULE_NOT_FOUND"
+
+
+class ScheduleInvalid(AlpError):
+    name = "SCHEDULE_INVALID"
+
+
 class StorageFull(AlpError):
     name = "STORAGE_FULL"
 

@@ -52,6 +52,8 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
     "HISTORY_ENTRY_TAMPERED": (1023, "a stored history entry no longer matches its digest"),
     "KIND_NOT_ALLOWED": (1024, "only the daemon starts this kind of session or writes an origin"),
     "QUEUE_FULL": (1025, "too many deliveries are waiting for this thread"),
+    "SCHEDULE_NOT_FOUND": (1030, "no such schedule"),
+    "SCHEDULE_INVALID": (1031, "the schedule's expression, interval, time or zone is not valid"),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

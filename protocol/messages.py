@@ -67,6 +67,8 @@ class TaskState(Wire):
     state: str
     last_run_at: str | None = None
     detail: str | None = None
+    #: the last failure of a failing task, as `Type: message`
+    last_error: str | None = None
 
 
 class Counts(Wire):
@@ -614,3 +616,205 @@ class PendingDelivery(Wire):
 
 class PendingResult(Wire):
     deliveries: list[PendingDelivery]
+
+
+# schedule/* (issue 10)
+
+CatchUp = Literal["one", "none"]
+ScheduleStatus = Literal["active", "paused", "stopped", "done"]
+#: a cron expression, a duration, an ISO time or an IANA zone name: one short line
+RuleText = Annotated[str, msgspec.Meta(max_length=256)]
+#: a row count a listing returns at most
+ListLimit = Annotated[int, msgspec.Meta(ge=1, le=1000)]
+
+
+class ScheduleCreateParams(Wire):
+    """Exactly one of `cron`, `every`, `at`. `timezone` (IANA) reads a cron expression and an
+    `at` without an offset on that zone's wall clock (default UTC; `alp` sends its own)."""
+
+    thread_id: str
+    prompt: Text
+    cron: RuleText | None = None
+    every: RuleText | None = None
+    at: RuleText | None = None
+    timezone: RuleText = "UTC"
+    agent: str | None = None
+    runtime: str | None = None
+    notify: bool = False
+    #: fires missed while alpd was down: `one` coalesces them into one run, `none` skips them
+    catch_up: CatchUp = "one"
+
+
+class Schedule(Wire):
+    id: str
+    thread_id: str
+    #: `cron 0 3 * * * (Europe/Berlin)`, `every 2h`, `at 2026-12-01T02:00:00+00:00`
+    rule: str
+    prompt: str
+    timezone: str
+    status: ScheduleStatus
+    catch_up: CatchUp
+    notify: bool
+    created_at: str
+    updated_at: str
+    thread_title: str | None = None
+    cron: str | None = None
+    every: str | None = None
+    at: str | None = None
+    agent: str | None = None
+    runtime: str | None = None
+    #: why a schedule stopped (its thread was closed …)
+    stop_reason: str | None = None
+    next_fire_at: str | None = None
+    last_fire_at: str | None = None
+    last_execution_id: str | None = None
+    #: outcome of the last run (`running` while it runs)
+    last_result: str | None = None
+    #: a fire waiting for its busy thread (one at most)
+    queued_fire_at: str | None = None
+    #: runs started, and due fires that got no run of their own (coalesced or skipped)
+    runs: int = 0
+    missed: int = 0
+    #: USD over all its runs, as the runtimes reported or the config's prices gave
+    cost_usd: float | None = None
+
+
+class ScheduleRef(Wire):
+    schedule_id: str
+
+
+class ScheduleListParams(Wire):
+    thread_id: str | None = None
+
+
+class ScheduleListResult(Wire):
+    schedules: list[Schedule]
+
+
+class ScheduleRunResult(Wire):
+    schedule: Schedule
+    #: `started`: a root opened; `queued`: the thread is busy, it runs when it settles
+    status: Literal["started", "queued"]
+    execution: Execution | None = None
+
+
+class ScheduleChanged(Wire):
+    schedule: Schedule
+    change: str
+
+
+NOTIFICATIONS["schedule/changed"] = ScheduleChanged
+
+
+# daemon/ps, activity/list (issue 10)
+
+
+class PsParams(Wire):
+    #: include `temp` work, hidden by default
+    all: bool = False
+
+
+class PsJob(Wire):
+    """A running root or delegated child."""
+
+    execution_id: str
+    root_id: str
+    kind: Kind
+    origin: Origin
+    runtime: str
+    agent: str
+    status: ExecutionStatus
+    created_at: str
+    elapsed_seconds: float
+    thread_id: str | None = None
+    thread_title: str | None = None
+    parent_id: str | None = None
+    pid: int | None = None
+    started_at: str | None = None
+    usage: Usage | None = None
+    #: input + output + cache tokens so far
+    tokens: int = 0
+    cost_usd: float | None = None
+
+
+class PsDelivery(Wire):
+    """A delivery waiting for its thread's running root to settle."""
+
+    id: int
+    thread_id: str
+    kind: str
+    source: str
+    queued_at: str
+    thread_title: str | None = None
+
+
+class PsSchedule(Wire):
+    """A schedule as `ps` shows it (`schedule/show` has the rest)."""
+
+    id: str
+    thread_id: str
+    rule: str
+    status: ScheduleStatus
+    thread_title: str | None = None
+    next_fire_at: str | None = None
+    last_execution_id: str | None = None
+    last_result: str | None = None
+    queued_fire_at: str | None = None
+    runs: int = 0
+    missed: int = 0
+    cost_usd: float | None = None
+
+
+class PsDaemon(Wire):
+    pid: int
+    version: str
+    uptime_seconds: float
+    rss_bytes: int
+
+
+class PsResult(Wire):
+    daemon: PsDaemon
+    jobs: list[PsJob]
+    queued: list[PsDelivery]
+    #: active and paused schedules
+    schedules: list[PsSchedule]
+    services: list[TaskState]
+    #: `temp` jobs left out (ask with `all`)
+    hidden: int = 0
+    #: USD of the running jobs so far
+    cost_usd: float = 0.0
+
+
+class ActivityParams(Wire):
+    #: ISO 8601; only what was created at or after it
+    since: RuleText | None = None
+    thread_id: str | None = None
+    kind: Kind | None = None
+    limit: ListLimit = 200
+
+
+class ActivityItem(Wire):
+    execution_id: str
+    kind: Kind
+    origin: Origin
+    runtime: str
+    agent: str
+    status: ExecutionStatus
+    created_at: str
+    thread_id: str | None = None
+    thread_title: str | None = None
+    sequence: int | None = None
+    outcome: Outcome | None = None
+    started_at: str | None = None
+    settled_at: str | None = None
+    duration_seconds: float | None = None
+    usage: Usage | None = None
+    cost_usd: float | None = None
+    #: the run's report: its final message (a non-interactive root), else its summary
+    report: str | None = None
+
+
+class ActivityResult(Wire):
+    items: list[ActivityItem]
+    #: USD of the listed runs
+    cost_usd: float = 0.0

@@ -200,4 +200,32 @@ METHODS: dict[str, MethodSpec] = {
     "events/subscribe": MethodSpec(
         m.SubscribeParams, m.SubscribeResult, "server notifications on this connection"
     ),
+    "schedule/create": MethodSpec(
+        m.ScheduleCreateParams,
+        m.Schedule,
+        "a schedule on a thread: cron (IANA zone), every DURATION or at TIME; SCHEDULE_INVALID",
+    ),
+    "schedule/list": MethodSpec(
+        m.ScheduleListParams, m.ScheduleListResult, "the caller's schedules (of one thread)"
+    ),
+    "schedule/show": MethodSpec(m.ScheduleRef, m.Schedule, "one schedule; SCHEDULE_NOT_FOUND"),
+    "schedule/pause": MethodSpec(m.ScheduleRef, m.Schedule, "stop firing until resumed"),
+    "schedule/resume": MethodSpec(
+        m.ScheduleRef, m.Schedule, "fire again from now (fires while paused are not caught up)"
+    ),
+    "schedule/delete": MethodSpec(m.ScheduleRef, m.Schedule, "remove a schedule; its runs stay"),
+    "schedule/run": MethodSpec(
+        m.ScheduleRef, m.ScheduleRunResult, "fire now, out of turn (queued once if busy)"
+    ),
+    "daemon/ps": MethodSpec(
+        m.PsParams,
+        m.PsResult,
+        "what is running: roots and children, queued deliveries, schedules, the daemon's "
+        "services; cost per job",
+    ),
+    "activity/list": MethodSpec(
+        m.ActivityParams,
+        m.ActivityResult,
+        "what ran, newest first: kind, origin, outcome, report and cost",
+    ),
 }

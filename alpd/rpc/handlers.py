@@ -11,7 +11,7 @@ import msgspec
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
 from alpd.runtimes.registry import adapters
-from alpd.services import delivery, graph, importer, logs, pins, search, views
+from alpd.services import activity, delivery, graph, importer, logs, pins, search, views
 from alpd.services.wake import refuse_claimed_kind
 from alpd.store.db import Store
 from protocol import messages as m
@@ -171,7 +171,46 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def search_(session: Session, params: m.HistorySearchParams) -> m.HistorySearchResult:
         return await search.search(rt.daemon.store, session.caller, params)
 
+    schedules = rt.schedules
+
+    async def schedule_create(session: Session, params: m.ScheduleCreateParams) -> m.Schedule:
+        return await schedules.create(session.caller, params)
+
+    async def schedule_list(session: Session, params: m.ScheduleListParams) -> m.ScheduleListResult:
+        return await schedules.list(session.caller, params)
+
+    async def schedule_show(session: Session, params: m.ScheduleRef) -> m.Schedule:
+        return await schedules.show(session.caller, params)
+
+    async def schedule_pause(session: Session, params: m.ScheduleRef) -> m.Schedule:
+        return await schedules.pause(session.caller, params)
+
+    async def schedule_resume(session: Session, params: m.ScheduleRef) -> m.Schedule:
+        return await schedules.resume(session.caller, params)
+
+    async def schedule_delete(session: Session, params: m.ScheduleRef) -> m.Schedule:
+        return await schedules.delete(session.caller, params)
+
+    async def schedule_run(session: Session, params: m.ScheduleRef) -> m.ScheduleRunResult:
+        return await rt.scheduler.run_by_hand(session.caller, params)
+
+    async def ps(session: Session, params: m.PsParams) -> m.PsResult:
+        uptime = time.monotonic() - rt.started
+        return await activity.ps(schedules, session.caller, params, rt.task_states(), uptime)
+
+    async def activity_list(session: Session, params: m.ActivityParams) -> m.ActivityResult:
+        return await activity.activity(schedules, session.caller, params)
+
     table: dict[str, Any] = {
+        "schedule/create": schedule_create,
+        "schedule/list": schedule_list,
+        "schedule/show": schedule_show,
+        "schedule/pause": schedule_pause,
+        "schedule/resume": schedule_resume,
+        "schedule/delete": schedule_delete,
+        "schedule/run": schedule_run,
+        "daemon/ps": ps,
+        "activity/list": activity_list,
         "thread/sync": sync,
         "history/import": import_,
         "history/search": search_,

@@ -361,6 +361,50 @@ V8_REPORTS: Final = (
     "CREATE INDEX reports_by_owner ON reports (owner_uid, created_at)",
 )
 
+# Schedules (issue 10; alpd/domain/schedule_plan.py has the planning rules). `accounted_until`:
+# every fire time at or before it has been dealt with (run, queued, coalesced or skipped), so
+# a restart plans from there and never fires one twice. `firing_at`/`firing_missed`: a fire
+# recorded in the same transaction that advanced `accounted_until`, whose delivery is not
+# confirmed yet; after a crash it is delivered unless a delivery for it already exists.
+# Runs are found by their origin (`scheduleId`), through the expression index.
+V9_SCHEDULES: Final = (
+    """
+    CREATE TABLE schedules (
+        id              TEXT PRIMARY KEY,
+        owner_uid       INTEGER NOT NULL,
+        thread_id       TEXT NOT NULL REFERENCES threads (id),
+        rule            TEXT NOT NULL CHECK (rule IN ('cron', 'every', 'at')),
+        expression      TEXT NOT NULL,
+        timezone        TEXT NOT NULL,
+        anchor_at       TEXT NOT NULL,
+        prompt          TEXT NOT NULL,
+        agent           TEXT,
+        runtime         TEXT,
+        notify          INTEGER NOT NULL DEFAULT 0,
+        catch_up        TEXT NOT NULL CHECK (catch_up IN ('one', 'none')),
+        status          TEXT NOT NULL CHECK (status IN ('active', 'paused', 'stopped', 'done')),
+        stop_reason     TEXT,
+        accounted_until TEXT NOT NULL,
+        next_fire_at    TEXT,
+        firing_at       TEXT,
+        firing_missed   INTEGER NOT NULL DEFAULT 0,
+        last_fire_at    TEXT,
+        runs            INTEGER NOT NULL DEFAULT 0,
+        missed          INTEGER NOT NULL DEFAULT 0,
+        created_at      TEXT NOT NULL,
+        updated_at      TEXT NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX schedules_due ON schedules (next_fire_at) WHERE status = 'active'",
+    "CREATE INDEX schedules_by_owner ON schedules (owner_uid, thread_id)",
+    """
+    CREATE INDEX executions_by_schedule ON executions (json_extract(origin, '$.scheduleId'))
+        WHERE kind = 'scheduled'
+    """,
+    # activity/list: the caller's executions, newest first
+    "CREATE INDEX executions_by_owner ON executions (owner_uid, created_at)",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -370,6 +414,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V6_ENTRY_DIGESTS,
     V7_DELIVERIES,
     V8_REPORTS,
+    V9_SCHEDULES,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

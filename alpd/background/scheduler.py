@@ -1,0 +1,250 @@
+"""The scheduler: one task of the daemon's task group that fires due schedules.
+
+It sleeps until the earliest `next_fire_at` of an active schedule — no polling — and is
+woken early when a schedule changes (`poke`). Sleeps are capped at `MAX_SLEEP` so a wall
+clock that jumps (suspend, NTP) is noticed within that time; an idle alpd wakes at most once
+a minute for it.
+
+A pass, for each active schedule whose next fire is due (`alpd.domain.schedule_plan.plan`
+decides what runs; everything in (accounted_until, now] is dealt with by one pass):
+
+1. In one transaction: the thread must still be open (else the schedule stops, with the
+   reason recorded); `accounted_until` moves to now, `next_fire_at` to the next fire (none
+   left: `done`), skipped fires are counted, and the fire to run is recorded as `firing_at`.
+2. The fire is handed to the delivery queue (`DeliveryService.submit`) as a `scheduled`
+   root whose origin carries `scheduleId`, `fireTime` and `missed`: an idle thread starts
+   it now; a busy one queues it — once: a later fire of the same schedule joins the waiting
+   one (coalescing key `schedule:ID`) and counts as missed. So one schedule never has two
+   runs at once, and nothing stacks up behind a long run.
+3. `firing_at` is cleared. After a crash between 1 and 3, the next pass delivers a recorded
+   fire only if no delivery carries its origin yet: no fire is lost or doubled.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime
+from typing import Final
+
+import aiosqlite
+import anyio
+import structlog
+
+from alpd.clock import iso
+from alpd.domain.delivery import Source
+from alpd.domain.policy import Origin
+from alpd.domain.schedule_plan import Fire, plan
+from alpd.errors import AlpError
+from alpd.services.context import Caller
+from alpd.services.delivery import DeliveryService, Submission, Submitted
+from alpd.services.schedules import (
+    ScheduleService,
+    check_live,
+    coalesce_key,
+    parse_time,
+    rule_of,
+    rule_text,
+)
+from alpd.services.wake import owner_caller
+from protocol import messages as m
+
+__all__ = ["MAX_SLEEP", "Scheduler"]
+
+MAX_SLEEP: Final = 60.0
+
+log = structlog.get_logger("alpd.scheduler")
+
+
+class Scheduler:
+    def __init__(self, schedules: ScheduleService, delivery: DeliveryService) -> None:
+        self.schedules = schedules
+        self.delivery = delivery
+        self.d = schedules.d
+        self._wakeup = anyio.Event()
+        self.fired = 0
+
+    def poke(self) -> None:
+        """A schedule changed: re-read when the next fire is."""
+        self._wakeup.set()
+
+    async def run(self, report: Callable[[m.TaskState], None]) -> None:
+        while True:
+            delay = MAX_SLEEP
+            try:
+                delay = await self.tick(self.d.clock.now())
+                report(self._state("idle"))
+            except Exception as exc:
+                log.exception("scheduler_failed")
+                report(self._state("failing", f"{type(exc).__name__}: {exc}"))
+            with anyio.move_on_after(min(max(delay, 0.0), MAX_SLEEP)):
+                await self._wakeup.wait()
+            self._wakeup = anyio.Event()
+
+    def _state(self, state: str, error: str | None = None) -> m.TaskState:
+        return m.TaskState(
+            name="scheduler",
+            state=state,
+            last_run_at=self.d.clock.now_iso(),
+            detail=error or f"{self.fired} fire(s) since start",
+        )
+
+    async def tick(self, now: datetime) -> float:
+        """Fire what is due at `now`; seconds until the next fire."""
+        store = self.d.store
+        for row in await store.fetchall("SELECT * FROM schedules WHERE firing_at IS NOT NULL"):
+            await self._recover(row)
+        due = await store.fetchall(
+            "SELECT * FROM schedules WHERE status = 'active' AND next_fire_at <= ? "
+            "ORDER BY next_fire_at",
+            (iso(now),),
+        )
+        for row in due:
+            await self._advance(row, now)
+        following = await store.fetchone(
+            "SELECT min(next_fire_at) FROM schedules WHERE status = 'active'"
+        )
+        if following is None or following[0] is None:
+            return MAX_SLEEP
+        return (parse_time(following[0]) - self.d.clock.now()).total_seconds()
+
+    async def _advance(self, row: sqlite3.Row, now: datetime) -> None:
+        decided = plan(rule_of(row), parse_time(row["accounted_until"]), now, row["catch_up"])
+        at = iso(now)
+
+        async def unit(conn: aiosqlite.Connection) -> Fire | None:
+            async with conn.execute(
+                "SELECT s.accounted_until, s.status, t.status AS thread_status, t.id AS thread "
+                "FROM schedules s JOIN threads t ON t.id = s.thread_id WHERE s.id = ?",
+                (row["id"],),
+            ) as cur:
+                current = await cur.fetchone()
+            if current is None or current["status"] != "active":
+                return None  # deleted or paused meanwhile
+            if current["accounted_until"] != row["accounted_until"]:
+                return None  # another pass got here first
+            if current["thread_status"] != "open":
+                await _stop(conn, row["id"], f"thread {current['thread']} was closed", at)
+                return None
+            run = decided.run
+            following = decided.next_fire
+            await conn.execute(
+                "UPDATE schedules SET accounted_until = ?, next_fire_at = ?, status = ?, "
+                "missed = missed + ?, firing_at = ?, firing_missed = ?, "
+                "last_fire_at = coalesce(?, last_fire_at), updated_at = ? WHERE id = ?",
+                (
+                    at,
+                    iso(following) if following else None,
+                    "active" if following else "done",
+                    decided.skipped + (run.missed if run else 0),
+                    iso(run.fire_time) if run else None,
+                    run.missed if run else 0,
+                    iso(run.fire_time) if run else None,
+                    at,
+                    row["id"],
+                ),
+            )
+            return run
+
+        run = await self.d.store.write(unit)
+        if run is not None:
+            await self._deliver(row, iso(run.fire_time), run.missed)
+        elif decided.skipped:
+            log.info("fires_skipped", schedule=row["id"], skipped=decided.skipped)
+
+    async def _recover(self, row: sqlite3.Row) -> None:
+        """A fire recorded before a crash: deliver it unless a delivery carries it."""
+        known = await self.d.store.fetchone(
+            "SELECT 1 FROM deliveries WHERE thread_id = ? AND source_kind = 'schedule' "
+            "AND json_extract(origin, '$.scheduleId') = ? "
+            "AND json_extract(origin, '$.fireTime') = ?",
+            (row["thread_id"], row["id"], row["firing_at"]),
+        )
+        if known is None:
+            await self._deliver(row, row["firing_at"], row["firing_missed"])
+        else:
+            await self._fired(row["id"], row["firing_at"], joined=False)
+
+    async def run_by_hand(self, caller: Caller, params: m.ScheduleRef) -> m.ScheduleRunResult:
+        """`schedule/run`: a fire out of turn, now; the plan is left as it was. What would
+        stop a planned fire (a closed thread …) is the caller's error here."""
+        row = await self.schedules.owned(caller, params.schedule_id)
+        check_live(row)
+        submitted = await self._submit(row, self.d.clock.now_iso(), 0)
+        self.fired += 1
+        schedule = await self.schedules.show(caller, params)
+        self.schedules.publish(schedule, "fired")
+        return m.ScheduleRunResult(
+            schedule=schedule,
+            status="started" if submitted.status == "started" else "queued",
+            execution=submitted.execution,
+        )
+
+    async def _submit(self, row: sqlite3.Row, fire_time: str, missed: int) -> Submitted:
+        label = f"{rule_text(row)} ({row['id']})"
+        origin = Origin(
+            door="scheduler",
+            by=row["id"],
+            schedule_id=row["id"],
+            fire_time=fire_time,
+            missed=missed or None,
+        )
+        return await self.delivery.submit(
+            Submission(
+                thread_id=row["thread_id"],
+                kind="scheduled",
+                origin=origin,
+                source=Source(kind="schedule", label=label, at=self.d.clock.now_iso()),
+                text=row["prompt"],
+                agent=row["agent"],
+                notify=bool(row["notify"]),
+                coalesce_key=coalesce_key(row["id"]),
+            )
+        )
+
+    async def _deliver(self, row: sqlite3.Row, fire_time: str, missed: int) -> None:
+        try:
+            submitted = await self._submit(row, fire_time, missed)
+        except AlpError as exc:
+            # It can never run as asked (thread closed, agent gone from the config …).
+            at, reason = self.d.clock.now_iso(), exc.message
+
+            async def stop(conn: aiosqlite.Connection) -> None:
+                await _stop(conn, row["id"], reason, at)
+
+            await self.d.store.write(stop)
+            log.warning("schedule_stopped", schedule=row["id"], error=exc.name)
+            await self._changed(row["id"], "stopped")
+            return
+        await self._fired(row["id"], fire_time, joined=submitted.status == "coalesced")
+        self.fired += 1
+        log.info("fired", schedule=row["id"], fire_time=fire_time, status=submitted.status)
+        await self._changed(row["id"], "fired")
+
+    async def _fired(self, schedule_id: str, fire_time: str, *, joined: bool) -> None:
+        async def unit(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE schedules SET firing_at = NULL, firing_missed = 0, "
+                "missed = missed + ? WHERE id = ? AND firing_at = ?",
+                (int(joined), schedule_id, fire_time),
+            )
+
+        await self.d.store.write(unit)
+
+    async def _changed(self, schedule_id: str, change: str) -> None:
+        rows = await self.d.store.fetchall(
+            "SELECT owner_uid FROM schedules WHERE id = ?", (schedule_id,)
+        )
+        if not rows:
+            return
+        caller = owner_caller(rows[0]["owner_uid"])
+        schedule = await self.schedules.show(caller, m.ScheduleRef(schedule_id=schedule_id))
+        self.schedules.publish(schedule, change)
+
+
+async def _stop(conn: aiosqlite.Connection, schedule_id: str, reason: str, at: str) -> None:
+    await conn.execute(
+        "UPDATE schedules SET status = 'stopped', stop_reason = ?, next_fire_at = NULL, "
+        "firing_at = NULL, updated_at = ? WHERE id = ?",
+        (reason, at, schedule_id),
+    )

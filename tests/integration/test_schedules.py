@@ -1,0 +1,321 @@
+"""Schedules on a real alpd: fires on the anchor's grid, pause and restart without a lost or
+doubled fire, missed fires coalesced after a kill -9, a busy thread queues one fire, a closed
+thread stops its schedule, and every refusal is named.
+
+Agent `tick` is a script (the `command` runtime with fixed `args`) that appends its
+execution id to `ticks` in its workspace and writes its prompt to `prompt-ID`; `slow` runs
+for a second and a half.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from alpctl.client import RpcError
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+TICK = 'echo $ALP_EXECUTION_ID >> ticks; printf %s \\"$ALP_PROMPT\\" > prompt-$ALP_EXECUTION_ID'
+CONFIG = f"""
+[agents.tick]
+runtime = "command"
+args = ["sh", "-c", "{TICK}"]
+
+[agents.slow]
+runtime = "command"
+args = ["sh", "-c", "sleep 1.5"]
+"""
+
+#: a root that runs until the file `release` appears in its directory
+BLOCKER = ["sh", "-c", "while [ ! -f release ]; do sleep 0.05; done"]
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what or predicate}")
+
+
+@pytest.fixture
+def d(tmp_path: Path) -> Iterator[DaemonProcess]:
+    (tmp_path / "config.toml").write_text(CONFIG)
+    with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as daemon:
+        yield daemon
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+def thread(d: DaemonProcess, work: Path, title: str = "nightly") -> str:
+    created = d.call("thread/create", {"title": title, "cwd": str(work)})
+    assert isinstance(created, dict)
+    return str(created["id"])
+
+
+def schedule(d: DaemonProcess, thread_id: str, **rule: Any) -> dict[str, Any]:
+    params = {"threadId": thread_id, "prompt": "check the build", "agent": "tick", **rule}
+    created = d.call("schedule/create", params)
+    assert isinstance(created, dict)
+    return created
+
+
+def roots(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:
+    shown = d.call("thread/show", {"threadId": thread_id})
+    assert isinstance(shown, dict)
+    return list(shown["roots"])
+
+
+def settled_roots(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:
+    return [r for r in roots(d, thread_id) if r["status"] == "settled"]
+
+
+def show(d: DaemonProcess, schedule_id: str) -> dict[str, Any]:
+    shown = d.call("schedule/show", {"scheduleId": schedule_id})
+    assert isinstance(shown, dict)
+    return shown
+
+
+def when(iso: str) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00"))
+
+
+def grid_steps(runs: list[dict[str, Any]], anchor: str, period: float) -> list[int]:
+    """Each run's fire time as a whole number of periods after the anchor."""
+    steps = []
+    for run in runs:
+        offset = (when(run["origin"]["fireTime"]) - when(anchor)).total_seconds() / period
+        assert abs(offset - round(offset)) < 1e-6, "a fire off the anchor's grid"
+        steps.append(round(offset))
+    return steps
+
+
+def test_every_2s_fires_pauses_and_survives_a_restart_with_no_lost_or_doubled_fire(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread_id = thread(d, work)
+    created = schedule(d, thread_id, every="2s")
+    assert created["status"] == "active" and created["rule"] == "every 2s"
+    wait_for(lambda: len(settled_roots(d, thread_id)) >= 2, what="two fires")
+
+    paused = d.call("schedule/pause", {"scheduleId": created["id"]})
+    assert paused["status"] == "paused" and "nextFireAt" not in paused
+    wait_for(lambda: len(settled_roots(d, thread_id)) == len(roots(d, thread_id)))
+    before = roots(d, thread_id)
+
+    d.restart()
+    time.sleep(4.5)  # two fire times pass while paused (and one across the restart)
+    assert roots(d, thread_id) == before, "a paused schedule fired"
+
+    resumed = d.call("schedule/resume", {"scheduleId": created["id"]})
+    assert resumed["status"] == "active"
+    wait_for(lambda: len(settled_roots(d, thread_id)) >= len(before) + 2, what="fires after")
+    d.call("schedule/pause", {"scheduleId": created["id"]})
+    wait_for(lambda: len(settled_roots(d, thread_id)) == len(roots(d, thread_id)))
+
+    runs = roots(d, thread_id)
+    assert all(r["kind"] == "scheduled" and r["agent"] == "tick" for r in runs)
+    assert all(r["origin"]["scheduleId"] == created["id"] for r in runs)
+    steps = grid_steps(runs, created["createdAt"], 2.0)
+    assert steps == sorted(set(steps)), f"a fire ran twice: {steps}"
+    first, second = steps[: len(before)], steps[len(before) :]
+    # while active, every grid step ran once; across the pause, nothing was owed
+    assert first == list(range(first[0], first[0] + len(first)))
+    assert second == list(range(second[0], second[0] + len(second)))
+    assert all(r["origin"].get("missed", 0) == 0 for r in runs)
+    assert (work / "ticks").read_text().split() == [r["id"] for r in runs]
+    envelope, text = (work / f"prompt-{runs[0]['id']}").read_text().split("\n", 1)
+    assert "scheduled run of" in envelope and "every 2s" in envelope
+    assert text == "check the build"
+
+
+@pytest.mark.parametrize("catch_up", ["one", "none"])
+def test_fires_missed_during_a_kill9_are_one_run_with_their_count_or_none(
+    d: DaemonProcess, work: Path, catch_up: str
+) -> None:
+    thread_id = thread(d, work)
+    created = schedule(d, thread_id, every="2s", catchUp=catch_up)
+    wait_for(lambda: len(settled_roots(d, thread_id)) >= 1, what="a first fire")
+    d.kill9()
+    down = time.monotonic()
+    time.sleep(7.0)  # three or four fire times pass
+    d.start()
+    wait_for(lambda: time.monotonic() - down > 10.5)
+    d.call("schedule/pause", {"scheduleId": created["id"]})
+    wait_for(lambda: len(settled_roots(d, thread_id)) == len(roots(d, thread_id)))
+
+    runs = roots(d, thread_id)
+    steps = grid_steps(runs, created["createdAt"], 2.0)
+    missed = [r["origin"].get("missed", 0) for r in runs]
+    gaps = [b - a for a, b in itertools.pairwise(steps)]
+    assert all(gap >= 1 for gap in gaps), f"a fire ran twice: {steps}"
+    big = [i for i, gap in enumerate(gaps) if gap > 1]
+    assert len(big) == 1, f"one hole in the grid, the downtime: {steps}"
+    hole = big[0]
+    shown = show(d, created["id"])
+    if catch_up == "one":
+        # the first run after the restart stands for every fire of the downtime
+        assert missed[hole + 1] == gaps[hole] - 1 >= 2
+        assert sum(missed) == shown["missed"]
+        assert shown["runs"] == len(runs)
+    else:
+        assert sum(missed) == 0
+        assert shown["missed"] >= gaps[hole] - 1 >= 2
+
+
+def test_a_fire_that_finds_its_thread_busy_is_queued_once_not_stacked(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread_id = thread(d, work)
+    busy = d.call(
+        "thread/continue",
+        {"threadId": thread_id, "runtime": "command", "headless": True, "args": BLOCKER,
+         "cwd": str(work)},
+    )["execution"]  # fmt: skip
+    created = schedule(d, thread_id, every="1s")
+    wait_for(lambda: show(d, created["id"]).get("missed", 0) >= 3, what="fires while busy")
+    queued = d.call("daemon/ps")["queued"]
+    assert [(q["threadId"], q["kind"]) for q in queued] == [(thread_id, "schedule")]
+    assert show(d, created["id"])["queuedFireAt"]
+    assert [r["id"] for r in roots(d, thread_id)] == [busy["id"]]
+
+    d.call("schedule/pause", {"scheduleId": created["id"]})  # withdraws the waiting fire
+    assert d.call("daemon/ps")["queued"] == []
+    d.call("schedule/resume", {"scheduleId": created["id"]})
+    wait_for(lambda: show(d, created["id"]).get("queuedFireAt"), what="a fire queued again")
+    d.call("schedule/pause", {"scheduleId": created["id"]})
+    d.call("schedule/resume", {"scheduleId": created["id"]})
+    wait_for(lambda: show(d, created["id"]).get("queuedFireAt"))
+    (work / "release").touch()
+    wait_for(lambda: len(roots(d, thread_id)) >= 2, what="the queued fire")
+    d.call("schedule/pause", {"scheduleId": created["id"]})
+    wait_for(lambda: len(settled_roots(d, thread_id)) == len(roots(d, thread_id)))
+    after_release = roots(d, thread_id)[1:]
+    assert all(r["kind"] == "scheduled" for r in after_release)
+    assert d.call("daemon/ps")["queued"] == []
+
+
+def test_one_schedule_never_has_two_runs_at_once(d: DaemonProcess, work: Path) -> None:
+    thread_id = thread(d, work)
+    created = schedule(d, thread_id, every="1s", agent="slow")
+    wait_for(lambda: len(settled_roots(d, thread_id)) >= 3, timeout=60, what="three slow runs")
+    d.call("schedule/pause", {"scheduleId": created["id"]})
+    wait_for(lambda: len(settled_roots(d, thread_id)) == len(roots(d, thread_id)))
+    runs = roots(d, thread_id)
+    spans = sorted((when(r["startedAt"]), when(r["settledAt"])) for r in runs)
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert start >= end, "two runs of one schedule overlapped"
+    assert show(d, created["id"])["missed"] >= 1  # fires while a run went on were coalesced
+
+
+def test_a_schedule_on_a_closed_thread_stops_with_the_reason(d: DaemonProcess, work: Path) -> None:
+    thread_id = thread(d, work)
+    created = schedule(d, thread_id, every="1s")
+    wait_for(lambda: len(settled_roots(d, thread_id)) >= 1)
+    d.call("thread/close", {"threadId": thread_id})
+    stopped = wait_for(lambda: (s := show(d, created["id"]))["status"] == "stopped" and s)
+    assert "closed" in stopped["stopReason"] and "nextFireAt" not in stopped
+    count = len(roots(d, thread_id))
+    time.sleep(2.0)
+    assert len(roots(d, thread_id)) == count
+    with pytest.raises(RpcError) as refused:
+        d.call("schedule/resume", {"scheduleId": created["id"]})
+    assert refused.value.name == "INVALID_ARGUMENT" and "stopped" in refused.value.message
+
+
+def test_pause_resume_and_delete_are_immediate(d: DaemonProcess, work: Path) -> None:
+    thread_id = thread(d, work)
+    created = schedule(d, thread_id, cron="0 3 * * *", timezone="Europe/Berlin")
+    assert created["cron"] == "0 3 * * *" and created["timezone"] == "Europe/Berlin"
+    local = when(created["nextFireAt"]).astimezone(__import__("zoneinfo").ZoneInfo("Europe/Berlin"))
+    assert (local.hour, local.minute) == (3, 0)
+    assert d.call("schedule/pause", {"scheduleId": created["id"]})["status"] == "paused"
+    assert show(d, created["id"])["status"] == "paused"
+    assert d.call("schedule/resume", {"scheduleId": created["id"]})["nextFireAt"]
+    listed = d.call("schedule/list", {"threadId": thread_id})["schedules"]
+    assert [s["id"] for s in listed] == [created["id"]]
+    d.call("schedule/delete", {"scheduleId": created["id"]})
+    for method in ("show", "pause", "resume", "delete", "run"):
+        with pytest.raises(RpcError) as gone:
+            d.call(f"schedule/{method}", {"scheduleId": created["id"]})
+        assert gone.value.name == "SCHEDULE_NOT_FOUND" and gone.value.code == 1030
+    assert d.call("schedule/list")["schedules"] == []
+
+
+def test_run_fires_now_out_of_turn(d: DaemonProcess, work: Path) -> None:
+    thread_id = thread(d, work)
+    created = schedule(
+        d, thread_id, at=(datetime.now().astimezone() + timedelta(days=1)).isoformat()
+    )
+    ran = d.call("schedule/run", {"scheduleId": created["id"]})
+    assert ran["status"] == "started"
+    execution = ran["execution"]
+    assert execution["kind"] == "scheduled" and execution["origin"]["scheduleId"] == created["id"]
+    assert ran["schedule"]["nextFireAt"] == created["nextFireAt"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "field"),
+    [
+        ({"cron": "61 * * * *"}, "cron"),
+        ({"cron": "0 3 * * *", "timezone": "Mars/Olympus_Mons"}, "timezone"),
+        ({"every": "0s"}, "every"),
+        ({"every": "often"}, "every"),
+        ({"at": "2001-01-01T00:00:00Z"}, "at"),
+        ({"cron": "0 3 * * *", "every": "1h"}, "rule"),
+        ({}, "rule"),
+    ],
+)
+def test_a_bad_schedule_is_refused_at_create_with_the_reason(
+    d: DaemonProcess, work: Path, rule: dict[str, str], field: str
+) -> None:
+    thread_id = thread(d, work)
+    with pytest.raises(RpcError) as refused:
+        d.call("schedule/create", {"threadId": thread_id, "prompt": "x", "agent": "tick", **rule})
+    assert refused.value.name == "SCHEDULE_INVALID" and refused.value.code == 1031
+    assert refused.value.data["field"] == field and refused.value.message
+    assert d.call("schedule/list")["schedules"] == []
+
+
+def test_a_schedule_that_could_never_run_is_refused_at_create(d: DaemonProcess, work: Path) -> None:
+    thread_id = thread(d, work)
+    with pytest.raises(RpcError) as agent:
+        d.call("schedule/create", {"threadId": thread_id, "prompt": "x", "every": "1h",
+                                   "agent": "nobody"})  # fmt: skip
+    assert agent.value.name == "AGENT_NOT_FOUND"
+    with pytest.raises(RpcError) as missing:
+        d.call("schedule/create", {"threadId": "thread_nope", "prompt": "x", "every": "1h"})
+    assert missing.value.name == "THREAD_NOT_FOUND"
+    d.call("thread/close", {"threadId": thread_id})
+    with pytest.raises(RpcError) as closed:
+        schedule(d, thread_id, every="1h")
+    assert closed.value.name == "THREAD_CLOSED"
+
+
+def test_cost_per_schedule_is_the_sum_over_its_runs(d: DaemonProcess, work: Path) -> None:
+    thread_id = thread(d, work)
+    created = schedule(d, thread_id, every="1s")
+    wait_for(lambda: len(settled_roots(d, thread_id)) >= 2)
+    d.call("schedule/pause", {"scheduleId": created["id"]})
+    wait_for(lambda: len(settled_roots(d, thread_id)) == len(roots(d, thread_id)))
+    ids = [r["id"] for r in roots(d, thread_id)]
+    with sqlite3.connect(d.home / "alp.db") as db:
+        db.executemany("UPDATE executions SET cost_usd = 0.25 WHERE id = ?", [(i,) for i in ids])
+    shown = show(d, created["id"])
+    assert shown["runs"] == len(ids)
+    assert shown["costUsd"] == pytest.approx(0.25 * len(ids))
+    assert shown["lastResult"] == "completed" and shown["lastExecutionId"] == ids[-1]
