@@ -35,6 +35,7 @@ from alpd.clock import iso
 from alpd.domain.delivery import Source
 from alpd.domain.policy import Origin
 from alpd.domain.schedule_plan import Fire, plan
+from alpd.domain.secrets import redact
 from alpd.errors import AlpError
 from alpd.services.context import Caller
 from alpd.services.delivery import DeliveryService, Submission, Submitted
@@ -207,7 +208,7 @@ class Scheduler:
             submitted = await self._submit(row, fire_time, missed)
         except AlpError as exc:
             # It can never run as asked (thread closed, agent gone from the config …).
-            at, reason = self.d.clock.now_iso(), exc.message
+            at, reason = self.d.clock.now_iso(), redact(exc.message).text
 
             async def stop(conn: aiosqlite.Connection) -> None:
                 await _stop(conn, row["id"], reason, at)

@@ -31,6 +31,7 @@ from alpd.domain.schedule_plan import (
     parse_every,
     parse_zone,
 )
+from alpd.domain.secrets import redact
 from alpd.errors import InvalidArgument, ScheduleInvalid, ScheduleNotFound, ThreadClosed
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
@@ -179,7 +180,7 @@ class ScheduleService:
     async def create(self, caller: Caller, params: m.ScheduleCreateParams) -> m.Schedule:
         now = self.d.clock.now()
         kind, expression, anchor, rule = _rule_from(params, now)
-        prompt = params.prompt.strip()
+        prompt = redact(params.prompt).text.strip()
         if not prompt:
             raise InvalidArgument("a schedule needs a prompt: what should the run do?")
         if len(prompt.encode()) > PROMPT_MAX_BYTES:

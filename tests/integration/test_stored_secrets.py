@@ -56,6 +56,7 @@ FILTERED_COLUMNS = {
     ("deliveries", "source"),
     ("deliveries", "text"),
     ("reports", "message"),
+    ("schedules", "prompt"),
 }
 _ID = "an id alpd or a runtime generated"
 _TIME = "a timestamp alpd wrote"
@@ -163,6 +164,23 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("reports", "usage"): "token counts (JSON numbers)",
     ("reports", "parent_execution_id"): _ID,
     ("reports", "created_at"): _TIME,
+    ("schedules", "id"): _ID,
+    ("schedules", "thread_id"): _ID,
+    ("schedules", "rule"): _ENUM,
+    ("schedules", "expression"): "a cron expression or a duration alpd parsed and accepted",
+    ("schedules", "timezone"): "an IANA zone name zoneinfo found",
+    ("schedules", "anchor_at"): _TIME,
+    ("schedules", "agent"): "an agent name from the agents config",
+    ("schedules", "runtime"): "a runtime name from the agents config",
+    ("schedules", "catch_up"): _ENUM,
+    ("schedules", "status"): _ENUM,
+    ("schedules", "stop_reason"): "the message of a domain error alpd raised, filtered anyway",
+    ("schedules", "accounted_until"): _TIME,
+    ("schedules", "next_fire_at"): _TIME,
+    ("schedules", "firing_at"): _TIME,
+    ("schedules", "last_fire_at"): _TIME,
+    ("schedules", "created_at"): _TIME,
+    ("schedules", "updated_at"): _TIME,
     **{
         (f"search_{index}{table}", column): _FTS
         for index in ("words", "cjk")
@@ -283,6 +301,11 @@ def run_scenario(d: DaemonProcess, work: Path) -> None:
         wait_for(
             lambda: db.execute("SELECT count(*) FROM reports").fetchone()[0], "the push's report"
         )
+    # A schedule whose prompt holds a token: stored filtered (it never fires here).
+    d.call(
+        "schedule/create",
+        {"threadId": thread_id, "prompt": f"deploy with {TOKEN}", "every": "1h", "agent": "echo"},
+    )
     with read_only(d) as db:
         wait_for(
             lambda: db.execute("SELECT count(*) FROM thread_docs").fetchone()[0],
