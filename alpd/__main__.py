@@ -75,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     from protocol.paths import default_home, default_socket_path
 
     configure_logging(json=args.log_json)
+    # The history writer calls Python for every row it indexes (folding, CJK routing, the
+    # entry digest) while a worker thread parses the next batch: at the default 5 ms the
+    # writer waits up to a whole interval for the GIL at each row. 0.5 ms made a 60 MB
+    # import of many sessions ~11 % faster here (5 of 6 interleaved runs).
+    sys.setswitchinterval(0.0005)
     home = Path(args.home).expanduser() if args.home else Path(default_home())
     socket_path = Path(args.socket).expanduser() if args.socket else Path(default_socket_path())
     config = DaemonConfig(
