@@ -212,6 +212,14 @@ class DeliveryService:
                 self._locks.pop(thread_id, None)
 
     async def _open_next_round(self, thread_id: str) -> m.Execution | None:
+        busy = await self.d.store.fetchone(
+            "SELECT 1 FROM executions WHERE thread_id = ? AND is_root = 1 AND status != 'settled'",
+            (thread_id,),
+        )
+        if busy is not None:
+            # Its settle (or reconcile's, if it died) wakes the drain again: no need to try
+            # opening a root only to be told THREAD_BUSY.
+            return None
         rows = await self.d.store.fetchall(
             "SELECT id, kind, agent, envelope, text, notify, origin FROM deliveries "
             "WHERE thread_id = ? AND status = 'queued' ORDER BY id LIMIT ?",
