@@ -31,6 +31,7 @@ COMMON_ERRORS = ("PERMISSION_DENIED", "INVALID_ARGUMENT", "STORAGE_FULL", "SHUTT
 _THREAD = ("THREAD_NOT_FOUND",)
 _WRITE = (*_THREAD, "THREAD_REVISION_CONFLICT")
 _EXECUTION = ("EXECUTION_NOT_FOUND",)
+_SCHEDULE = ("SCHEDULE_NOT_FOUND",)
 _POLICY = ("EXECUTION_POLICY_TAMPERED",)
 _LAUNCH = (
     "THREAD_BUSY",
@@ -203,19 +204,30 @@ METHODS: dict[str, MethodSpec] = {
     "schedule/create": MethodSpec(
         m.ScheduleCreateParams,
         m.Schedule,
-        "a schedule on a thread: cron (IANA zone), every DURATION or at TIME; SCHEDULE_INVALID",
+        "a schedule on a thread: cron (IANA zone), every DURATION or at TIME",
+        errors=(*_THREAD, *_LAUNCH, *_POLICY, "SCHEDULE_INVALID"),
     ),
     "schedule/list": MethodSpec(
         m.ScheduleListParams, m.ScheduleListResult, "the caller's schedules (of one thread)"
     ),
-    "schedule/show": MethodSpec(m.ScheduleRef, m.Schedule, "one schedule; SCHEDULE_NOT_FOUND"),
-    "schedule/pause": MethodSpec(m.ScheduleRef, m.Schedule, "stop firing until resumed"),
-    "schedule/resume": MethodSpec(
-        m.ScheduleRef, m.Schedule, "fire again from now (fires while paused are not caught up)"
+    "schedule/show": MethodSpec(m.ScheduleRef, m.Schedule, "one schedule", errors=_SCHEDULE),
+    "schedule/pause": MethodSpec(
+        m.ScheduleRef, m.Schedule, "stop firing until resumed", errors=_SCHEDULE
     ),
-    "schedule/delete": MethodSpec(m.ScheduleRef, m.Schedule, "remove a schedule; its runs stay"),
+    "schedule/resume": MethodSpec(
+        m.ScheduleRef,
+        m.Schedule,
+        "fire again from now (fires while paused are not caught up)",
+        errors=_SCHEDULE,
+    ),
+    "schedule/delete": MethodSpec(
+        m.ScheduleRef, m.Schedule, "remove a schedule; its runs stay", errors=_SCHEDULE
+    ),
     "schedule/run": MethodSpec(
-        m.ScheduleRef, m.ScheduleRunResult, "fire now, out of turn (queued once if busy)"
+        m.ScheduleRef,
+        m.ScheduleRunResult,
+        "fire now, out of turn (queued once if busy)",
+        errors=(*_SCHEDULE, *_LAUNCH, *_POLICY, "QUEUE_FULL"),
     ),
     "daemon/ps": MethodSpec(
         m.PsParams,

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_for
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess, running_daemon
@@ -25,16 +25,6 @@ args = ["sh", "-c", "echo done"]
 """
 
 BLOCKER = ["sh", "-c", "while [ ! -f release ]; do sleep 0.05; done"]
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {predicate}")
 
 
 @pytest.fixture

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_for
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess, running_daemon
@@ -31,16 +32,6 @@ args = ["sh", "-c", "cat > \\"{work}/stdin-$ALP_EXECUTION_ID\\"; printf %s \\"$A
 def blocker(work: Path) -> list[str]:
     """A root that runs until the file `release` appears in `work`."""
     return ["sh", "-c", f"while [ ! -f {work}/release ]; do sleep 0.05; done"]
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
 @pytest.fixture

@@ -12,11 +12,12 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_for
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
@@ -66,16 +67,6 @@ delegatesTo = ["helper"]
 [agents.helper]
 runtime = "command"
 """
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
 @pytest.fixture

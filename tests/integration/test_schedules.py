@@ -12,12 +12,13 @@ from __future__ import annotations
 import itertools
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_for
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess, running_daemon
@@ -35,16 +36,6 @@ args = ["sh", "-c", "sleep 1.5"]
 
 #: a root that runs until the file `release` appears in its directory
 BLOCKER = ["sh", "-c", "while [ ! -f release ]; do sleep 0.05; done"]
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
 @pytest.fixture

@@ -20,10 +20,8 @@ import json
 import sqlite3
 import stat
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from transcripts import Claude
@@ -31,6 +29,7 @@ from transcripts import Claude
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit"))
+from polling import wait_for
 from secrets_corpus import corpus
 
 TOKEN = "ghp_" + "Zq3xW9vR2mK7pL4nT8sY1bC6dF0gH5jA9eU2"
@@ -206,16 +205,6 @@ ALLOWED_FILES = {
 }
 
 
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def text_columns(db: sqlite3.Connection) -> set[tuple[str, str]]:
     """Every column of every table that can hold text or bytes (TEXT, BLOB, untyped)."""
     tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
@@ -299,7 +288,8 @@ def run_scenario(d: DaemonProcess, work: Path) -> None:
     assert isinstance(pushed, dict) and pushed["status"] == "started"
     with read_only(d) as db:
         wait_for(
-            lambda: db.execute("SELECT count(*) FROM reports").fetchone()[0], "the push's report"
+            lambda: db.execute("SELECT count(*) FROM reports").fetchone()[0],
+            what="the push's report",
         )
     # A schedule whose prompt holds a token: stored filtered (it never fires here).
     d.call(
@@ -309,7 +299,7 @@ def run_scenario(d: DaemonProcess, work: Path) -> None:
     with read_only(d) as db:
         wait_for(
             lambda: db.execute("SELECT count(*) FROM thread_docs").fetchone()[0],
-            "the thread's search document",
+            what="the thread's search document",
         )
 
 

@@ -15,27 +15,18 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
+from polling import wait_for
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
 ROOT_LINE = re.compile(r"root #(\d+) of (thread_[0-9a-z]+) (\w+)")
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.03)
-    raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
 def show(d: DaemonProcess, thread_id: str) -> dict[str, Any]:

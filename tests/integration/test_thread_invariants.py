@@ -18,12 +18,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import rfc8785
+from polling import wait_for
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess, running_daemon
@@ -42,16 +43,6 @@ POLICY_LIKE = (
 
 
 # helpers
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.03)
-    raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
 def call(d: DaemonProcess, method: str, params: dict[str, Any] | None = None) -> Any:
