@@ -133,3 +133,23 @@ class ShuttingDown(AlpError):
 
 class SpawnFailed(AlpError):
     name = "SPAWN_FAILED"
+
+
+class HandoffLoop(AlpError):
+    name = "HANDOFF_LOOP"
+
+
+class HandoffRateLimited(AlpError):
+    name = "HANDOFF_RATE_LIMITED"
+
+
+class HandoffDenied(AlpError):
+    name = "HANDOFF_DENIED"
+
+
+class HandoffTooLarge(AlpError):
+    name = "HANDOFF_TOO_LARGE"
+
+
+class InboxItemNotFound(AlpError):
+    name = "INBOX_ITEM_NOT_FOUND"

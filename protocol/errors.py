@@ -52,6 +52,8 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
     "HISTORY_ENTRY_TAMPERED": (1023, "a stored history entry no longer matches its digest"),
     "KIND_NOT_ALLOWED": (1024, "only the daemon starts this kind of session or writes an origin"),
     "QUEUE_FULL": (1025, "too many deliveries are waiting for this thread"),
+    "HANDOFF_TOO_LARGE": (1026, "the handoff's summary is over its size cap"),
+    "INBOX_ITEM_NOT_FOUND": (1027, "no such item in your inbox"),
     "SCHEDULE_NOT_FOUND": (1030, "no such schedule"),
     "SCHEDULE_INVALID": (1031, "the schedule's expression, interval, time or zone is not valid"),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),

@@ -22,6 +22,13 @@ Config format (keys are camelCase, like the wire)::
     runtime = "command"
     args = ["sh", "-c", "./check.sh"]  # fixed runtime arguments: a request may not add its own
 
+    [handoff]                          # loop guards of handoffs between threads (defaults)
+    hopBound = 3                       # send, reply, one more reply
+    chainQuietSeconds = 600            # a chain quiet this long is over
+    pairQuota = 6                      # handoffs per ordered pair of threads …
+    pairWindowSeconds = 600            # … in this rolling window
+    reservationSeconds = 60            # an abandoned send slot frees up after this
+
     [runtimes.claude]
     command = "/opt/claude/bin/claude"
     env = { CLAUDE_CONFIG_DIR = "/srv/claude" }
@@ -42,6 +49,7 @@ from typing import Final, NoReturn
 
 import msgspec
 
+from alpd.domain.handoff_guards import LIMIT_KEYS, GuardLimits
 from alpd.errors import AgentNotFound
 
 BUILTIN_RUNTIMES: Final = ("claude", "codex", "command")
@@ -112,6 +120,8 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     agents: dict[str, AgentDefinition]
     runtimes: dict[str, RuntimeConfig]
+    #: the loop guards of handoffs (`[handoff]`)
+    handoff: GuardLimits = msgspec.field(default_factory=GuardLimits)
     #: the file the agents come from (named in errors); None for the built-in defaults
     source: str | None = None
 
@@ -168,8 +178,8 @@ def parse_agents_config(
         raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
     fail = _Failer(source, toml_text)
     for key in data:
-        if key not in ("agents", "runtimes") and key not in other_sections:
-            fail((key,), f"unknown section {key!r} (expected 'agents' or 'runtimes')")
+        if key not in ("agents", "runtimes", "handoff") and key not in other_sections:
+            fail((key,), f"unknown section {key!r} (expected 'agents', 'runtimes' or 'handoff')")
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
     agents.update(_parse_agents(fail, data.get("agents", {}), known_runtimes))
@@ -180,7 +190,26 @@ def parse_agents_config(
                     ("agents", agent.name, "delegatesTo"),
                     f"agent {agent.name!r}: delegatesTo names unknown agent {delegate!r}",
                 )
-    return AgentsConfig(agents=agents, runtimes=runtimes)
+    handoff = _parse_handoff(fail, data.get("handoff", {}))
+    return AgentsConfig(agents=agents, runtimes=runtimes, handoff=handoff)
+
+
+def _parse_handoff(fail: _Failer, table: object) -> GuardLimits:
+    """`[handoff]`: each key a positive number (`hopBound` and `pairQuota` whole ones)."""
+    fields = _table(fail, ("handoff",), table)
+    _reject_unknown(fail, ("handoff",), fields, tuple(LIMIT_KEYS))
+    values: dict[str, float | int] = {}
+    for key, value in fields.items():
+        whole = key in ("hopBound", "pairQuota")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int if whole else (int, float))
+            or value <= 0
+        ):
+            what = "a whole number" if whole else "a number of seconds"
+            fail(("handoff", key), f"handoff.{key} must be {what} above 0, not {value!r}")
+        values[LIMIT_KEYS[key]] = value if whole else float(value)
+    return GuardLimits(**values)  # type: ignore[arg-type]
 
 
 def _parse_agents(

@@ -15,6 +15,7 @@ from alpd.domain.agents import (
     locate_key,
     parse_agents_config,
 )
+from alpd.domain.handoff_guards import GuardLimits
 from alpd.errors import AgentNotFound
 
 FULL = """\
@@ -155,6 +156,32 @@ def test_env_values_must_be_strings_and_prices_non_negative() -> None:
     prices = "[runtimes.codex]\n\n[runtimes.codex.prices.o3]\ninput = -1\n"
     assert error_of(prices).line == 4
     assert error_of("[runtimes.codex.prices.o3]\nfree = true\n").line == 2
+
+
+def test_handoff_guards_are_configured_in_their_own_table() -> None:
+    config = parse_agents_config(
+        "[handoff]\nhopBound = 2\npairQuota = 10\npairWindowSeconds = 60\n"
+        "chainQuietSeconds = 30.5\nreservationSeconds = 5\n",
+        source="c",
+    )
+    assert config.handoff == GuardLimits(
+        hop_bound=2,
+        chain_quiet_seconds=30.5,
+        pair_quota=10,
+        pair_window_seconds=60.0,
+        reservation_seconds=5.0,
+    )
+    assert default_config().handoff == GuardLimits()
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [("hopBound = 0", 2), ("pairQuota = 1.5", 2), ("pairWindowSeconds = true", 2),
+     ("reservationSeconds = -1", 2), ("hops = 3", 2)],
+)  # fmt: skip
+def test_a_bad_handoff_limit_is_an_error_at_its_line(line: str, expected: int) -> None:
+    error = error_of(f"[handoff]\n{line}\n")
+    assert error.line == expected and line.split()[0] in error.message
 
 
 def test_agent_names_are_restricted() -> None:
