@@ -33,6 +33,12 @@ def _parser() -> argparse.ArgumentParser:
         help="how long a connection without a subscription or a call in flight may stay "
         "silent before it is closed (default 120)",
     )
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="serve the web page on 127.0.0.1 from start (as [web] enabled = true); "
+        "`alp web` prints its login URL",
+    )
     sub = parser.add_subparsers(dest="command")
     units = sub.add_parser(
         "install-units", help="install the systemd user units (or launchd agent)"
@@ -87,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         socket_path=socket_path.absolute(),
         config_path=Path(args.config) if args.config else home / "config.toml",
         limits=ConnectionLimits(frame_deadline=args.frame_deadline, idle_timeout=args.idle_timeout),
+        web=args.web,
     )
     try:
         anyio.run(run_daemon, config, backend_options={"use_uvloop": True})

@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import structlog
@@ -27,7 +27,7 @@ from alpd.background.scheduler import Scheduler
 from alpd.clock import Clock
 from alpd.config import load_config
 from alpd.domain.agents import AgentsConfig, ConfigError
-from alpd.errors import ConfigInvalid
+from alpd.errors import ConfigInvalid, WebUnavailable
 from alpd.events import EventBus
 from alpd.lock import HomeLock
 from alpd.paths import ensure_private_dir
@@ -52,6 +52,9 @@ from protocol import messages as m
 from protocol.framing import Framing, encode_frame
 from protocol.peercred import PeerCredentialsUnavailable, read_peer_credentials
 
+if TYPE_CHECKING:
+    from alpd.web.server import WebServer
+
 #: the task group's long-running tasks, listed by `daemon/status` and `daemon/ps` from start
 BACKGROUND_TASKS: Final = ("reconciler", "history-sync", "delivery", "scheduler")
 
@@ -66,6 +69,8 @@ class DaemonConfig:
     drain_timeout: float = 10.0
     reconcile_interval: float = 2.0
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
+    #: serve the web page from start (`alpd --web`), as `[web] enabled = true` does
+    web: bool = False
 
 
 class Runtime:
@@ -93,6 +98,24 @@ class Runtime:
         self.dispatcher = Dispatcher(build_handlers(self))
         #: set by `daemon/stop`: the daemon stops as on SIGTERM
         self.stop_requested = anyio.Event()
+        self._web: WebServer | None = None
+        self.task_group: anyio.abc.TaskGroup | None = None
+
+    def web(self) -> WebServer:
+        """The web page's server (made on first use: starlette, uvicorn and jinja2 are
+        imported only by a daemon whose page is wanted)."""
+        if self._web is None:
+            from alpd.web.door import Door
+            from alpd.web.server import WebServer
+
+            self._web = WebServer(
+                self.config.home,
+                Door(self.dispatcher, self.daemon.uid),
+                self.daemon.events,
+                lambda: self.executions.agents.web,
+            )
+        self._web.task_group = self.task_group
+        return self._web
 
     def reload_config(self) -> AgentsConfig:
         """Re-read config.toml for the runs started from now on (SIGHUP, `daemon/reload`);
@@ -257,6 +280,9 @@ async def _serve(
             )
             if notifier.watchdog_interval is not None:
                 tg.start_soon(_watchdog, notifier, store, notifier.watchdog_interval)
+            runtime.task_group = tg
+            if config.web or agents.web.enabled:
+                _start_web(runtime)
             log.info(
                 "ready",
                 socket=str(config.socket_path),
@@ -278,6 +304,14 @@ async def _serve(
         if owned:
             with contextlib.suppress(FileNotFoundError):
                 config.socket_path.unlink()
+
+
+def _start_web(runtime: Runtime) -> None:
+    """The page from start; a port it cannot have is logged, and the socket serves on."""
+    try:
+        runtime.web().start()
+    except WebUnavailable as exc:
+        log.warning("web_unavailable", error=exc.message)
 
 
 async def _until_stopped(runtime: Runtime) -> None:

@@ -153,3 +153,7 @@ class HandoffTooLarge(AlpError):
 
 class InboxItemNotFound(AlpError):
     name = "INBOX_ITEM_NOT_FOUND"
+
+
+class WebUnavailable(AlpError):
+    name = "WEB_UNAVAILABLE"

@@ -56,6 +56,7 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
     "INBOX_ITEM_NOT_FOUND": (1027, "no such item in your inbox"),
     "SCHEDULE_NOT_FOUND": (1030, "no such schedule"),
     "SCHEDULE_INVALID": (1031, "the schedule's expression, interval, time or zone is not valid"),
+    "WEB_UNAVAILABLE": (1050, "the web page cannot listen on its port"),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

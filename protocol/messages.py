@@ -110,6 +110,8 @@ class Thread(Wire):
     archived_at: str | None = None
     busy_root: str | None = None
     root_count: int = 0
+    #: the kind of the newest root (thread/list only), None before the first
+    last_kind: Kind | None = None
 
 
 class ReloadResult(Wire):
@@ -818,3 +820,22 @@ class ActivityResult(Wire):
     items: list[ActivityItem]
     #: USD of the listed runs
     cost_usd: float = 0.0
+
+
+# web/open (issue 14)
+
+
+class WebOpenParams(Wire):
+    pass
+
+
+class WebOpenResult(Wire):
+    #: the page, e.g. http://127.0.0.1:8765/
+    url: str
+    #: opens the page once and sets its cookie; a new one is made by every web/open
+    login_url: str
+    port: int
+    #: the file holding the page's token (0600), for scripts that send the cookie themselves
+    token_file: str
+    #: false when the page was already being served before this call
+    started: bool

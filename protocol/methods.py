@@ -235,6 +235,12 @@ METHODS: dict[str, MethodSpec] = {
         "what is running: roots and children, queued deliveries, schedules, the daemon's "
         "services; cost per job",
     ),
+    "web/open": MethodSpec(
+        m.WebOpenParams,
+        m.WebOpenResult,
+        "serve the web page on 127.0.0.1 (if not yet) and make a one-time login URL",
+        errors=("WEB_UNAVAILABLE",),
+    ),
     "activity/list": MethodSpec(
         m.ActivityParams,
         m.ActivityResult,

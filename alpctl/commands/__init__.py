@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schedule": ("schedule", "run a prompt in a thread on a schedule: add, list, pause, rm, run"),
     "ps": ("ps", "what is running: jobs with their cost, the queue, schedules, services"),
     "activity": ("activity", "what ran, newest first, with its report and cost"),
+    "web": ("web", "the web page: turn it on and print a one-time login URL"),
     "daemon": ("daemon", "the daemon: status, ping, reload its config, stop"),
     "status": ("status", "the daemon's state (same as `alp daemon status`)"),
     "ping": ("ping", "is the daemon there? (same as `alp daemon ping`)"),

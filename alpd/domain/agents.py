@@ -50,6 +50,7 @@ from typing import Final, NoReturn
 import msgspec
 
 from alpd.domain.handoff_guards import LIMIT_KEYS, GuardLimits
+from alpd.domain.web_settings import WebSettings, parse_web_settings
 from alpd.errors import AgentNotFound
 
 BUILTIN_RUNTIMES: Final = ("claude", "codex", "command")
@@ -124,6 +125,8 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
     handoff: GuardLimits = msgspec.field(default_factory=GuardLimits)
     #: the file the agents come from (named in errors); None for the built-in defaults
     source: str | None = None
+    #: the `[web]` table (alpd.domain.web_settings)
+    web: WebSettings = WebSettings()
 
     def agent(self, name: str) -> AgentDefinition:
         """The agent called `name`, or AGENT_NOT_FOUND naming the agent, the known ones and
@@ -178,8 +181,11 @@ def parse_agents_config(
         raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
     fail = _Failer(source, toml_text)
     for key in data:
-        if key not in ("agents", "runtimes", "handoff") and key not in other_sections:
-            fail((key,), f"unknown section {key!r} (expected 'agents', 'runtimes' or 'handoff')")
+        if key not in ("agents", "runtimes", "handoff", "web") and key not in other_sections:
+            fail(
+                (key,),
+                f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff' or 'web')",
+            )
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
     agents.update(_parse_agents(fail, data.get("agents", {}), known_runtimes))
@@ -191,7 +197,8 @@ def parse_agents_config(
                     f"agent {agent.name!r}: delegatesTo names unknown agent {delegate!r}",
                 )
     handoff = _parse_handoff(fail, data.get("handoff", {}))
-    return AgentsConfig(agents=agents, runtimes=runtimes, handoff=handoff)
+    web = parse_web_settings(fail, data.get("web"))
+    return AgentsConfig(agents=agents, runtimes=runtimes, handoff=handoff, web=web)
 
 
 def _parse_handoff(fail: _Failer, table: object) -> GuardLimits:

@@ -16,7 +16,7 @@ import anyio
 import msgspec
 import structlog
 
-from alpd.errors import AlpError
+from alpd.errors import AlpError, InvalidArgument
 from alpd.services.context import Caller
 from protocol import errors, jsonrpc
 from protocol.methods import METHODS, MethodSpec
@@ -81,6 +81,17 @@ class Dispatcher:
                 tg.start_soon(run, index, item)
         present = [reply for reply in replies if reply is not None]
         return jsonrpc.encode_batch(present) if present else None
+
+    async def call(self, session: Session, method: str, params: dict[str, Any]) -> Any:
+        """The typed result of one method, for a door that is not a socket (the web page):
+        the params are validated as the socket's are, and a domain error is raised, not
+        encoded. INVALID_ARGUMENT names the field msgspec refused."""
+        bound = self._methods[method]
+        try:
+            typed = msgspec.convert(params, bound.spec.params)
+        except msgspec.ValidationError as exc:
+            raise InvalidArgument(f"Invalid params: {exc}", **(_invalid_field(exc) or {})) from exc
+        return await bound.handler(session, typed)
 
     async def _handle_item(self, session: Session, item: jsonrpc.Parsed) -> bytes | None:
         if isinstance(item, jsonrpc.ErrorReply):

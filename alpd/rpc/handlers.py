@@ -201,7 +201,11 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def activity_list(session: Session, params: m.ActivityParams) -> m.ActivityResult:
         return await activity.activity(schedules, session.caller, params)
 
+    async def web_open(session: Session, params: m.WebOpenParams) -> m.WebOpenResult:
+        return rt.web().open()
+
     table: dict[str, Any] = {
+        "web/open": web_open,
         "schedule/create": schedule_create,
         "schedule/list": schedule_list,
         "schedule/show": schedule_show,

@@ -27,6 +27,7 @@ from alpd.services.snapshots import insert_genesis
 from alpd.workspace import workspace_of
 from protocol import jsonrpc
 from protocol.messages import (
+    Kind,
     Thread,
     ThreadChanged,
     ThreadCreateParams,
@@ -41,7 +42,12 @@ _THREAD_COLUMNS = """
 """
 
 
-def thread_from_row(row: sqlite3.Row, busy_root: str | None = None, root_count: int = 0) -> Thread:
+def thread_from_row(
+    row: sqlite3.Row,
+    busy_root: str | None = None,
+    root_count: int = 0,
+    last_kind: Kind | None = None,
+) -> Thread:
     return Thread(
         id=row["id"],
         title=row["title"],
@@ -56,6 +62,7 @@ def thread_from_row(row: sqlite3.Row, busy_root: str | None = None, root_count: 
         archived_at=row["archived_at"],
         busy_root=busy_root,
         root_count=root_count,
+        last_kind=last_kind,
     )
 
 
@@ -63,6 +70,12 @@ def thread_from_row(row: sqlite3.Row, busy_root: str | None = None, root_count: 
 _BUSY_ROOT = (
     "SELECT e.id FROM executions e WHERE e.thread_id = t.id AND e.is_root = 1 "
     "AND e.status != 'settled' LIMIT 1"
+)
+
+#: the newest root's kind, read backwards along the UNIQUE (thread_id, sequence) index
+_LAST_KIND = (
+    "SELECT e.kind FROM executions e WHERE e.thread_id = t.id AND e.is_root = 1 "
+    "ORDER BY e.sequence DESC LIMIT 1"
 )
 
 _THREAD_BY_ID = f"SELECT {_THREAD_COLUMNS} FROM threads t WHERE t.id = ?"
@@ -201,12 +214,16 @@ class ThreadService:
             args.extend(statuses)
         args.append(max(1, min(params.limit, 10_000)))
         rows = await self.d.store.fetchall(
-            f"SELECT {_THREAD_COLUMNS}, ({_BUSY_ROOT}) AS busy_root FROM threads t "
+            f"SELECT {_THREAD_COLUMNS}, ({_BUSY_ROOT}) AS busy_root, ({_LAST_KIND}) AS last_kind "
+            "FROM threads t "
             f"WHERE {' AND '.join(clauses)} ORDER BY t.updated_at DESC, t.id DESC LIMIT ?",
             args,
         )
         return ThreadListResult(
-            threads=[thread_from_row(row, busy_root=row["busy_root"]) for row in rows]
+            threads=[
+                thread_from_row(row, busy_root=row["busy_root"], last_kind=row["last_kind"])
+                for row in rows
+            ]
         )
 
     async def get(self, caller: Caller, thread_id: str) -> Thread:

@@ -1,0 +1,86 @@
+"""The actions (POST): each is the wire method the CLI calls for the same thing, through the
+Door, so it meets the same checks and the same named errors.
+
+On success the browser is sent back to the page it acted on (303, so a reload does not
+repeat the action); on a domain error that page is rendered again with the error's name and
+message and what was typed, with the error's HTTP status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from alpd.errors import AlpError
+from alpd.web.door import Door
+from alpd.web.pages import Pages
+
+#: what the page writes into `origin.door` and a push's source label
+DOOR = "web"
+PUSH_SOURCE = "web page"
+
+
+async def _form(request: Request) -> dict[str, str]:
+    form = await request.form()
+    return {key: value for key, value in form.items() if isinstance(value, str)}
+
+
+class Actions:
+    def __init__(self, door: Door, pages: Pages) -> None:
+        self.door = door
+        self.pages = pages
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/t/{thread_id}/continue", self.continue_, methods=["POST"]),
+            Route("/t/{thread_id}/push", self.push, methods=["POST"]),
+            Route("/schedules/{schedule_id}/pause", self.pause, methods=["POST"]),
+            Route("/schedules/{schedule_id}/resume", self.resume, methods=["POST"]),
+        ]
+
+    async def _on_thread(
+        self, request: Request, method: str, params: Callable[[dict[str, str]], dict[str, Any]]
+    ) -> Response:
+        thread_id = request.path_params["thread_id"]
+        form = await _form(request)
+        try:
+            await self.door.call(method, thread_id=thread_id, **params(form))
+        except AlpError as exc:
+            return await self.pages.thread(request, error=exc, form=form)
+        return RedirectResponse(f"/t/{thread_id}", status_code=303)
+
+    async def continue_(self, request: Request) -> Response:
+        return await self._on_thread(
+            request,
+            "thread/continue",
+            lambda form: {
+                "headless": True,
+                "prompt": form.get("prompt", ""),
+                "agent": form.get("agent") or None,
+                "door": DOOR,
+            },
+        )
+
+    async def push(self, request: Request) -> Response:
+        return await self._on_thread(
+            request,
+            "thread/push",
+            lambda form: {"text": form.get("text", ""), "source": PUSH_SOURCE, "door": DOOR},
+        )
+
+    async def _on_schedule(self, request: Request, method: str) -> Response:
+        try:
+            await self.door.call(method, schedule_id=request.path_params["schedule_id"])
+        except AlpError as exc:
+            return await self.pages.schedules(request, error=exc)
+        return RedirectResponse("/schedules", status_code=303)
+
+    async def pause(self, request: Request) -> Response:
+        return await self._on_schedule(request, "schedule/pause")
+
+    async def resume(self, request: Request) -> Response:
+        return await self._on_schedule(request, "schedule/resume")

@@ -1,0 +1,157 @@
+"""The pages (GET): each reads through the Door with one or two wire methods and renders.
+
+A domain error (a thread that is not there, not yours) is shown as a page with its name,
+its message and the HTTP status of its kind (`http_status`). Every page names the event
+stream it listens to (`live`): the script re-reads the page's live parts when one arrives.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from alpd.errors import AlpError
+from alpd.web import view
+from alpd.web.door import Door
+from alpd.web.render import render
+from protocol import messages as m
+
+#: the threads page lists at most this many (newest first)
+THREADS_SHOWN: Final = 1000
+SEARCH_FIELDS: Final = ("q", "runtime", "role", "thread", "since")
+ROLES: Final = ("user", "assistant", "tool", "system")
+
+
+def http_status(name: str) -> int:
+    """The HTTP status a page answers a domain error with."""
+    if name.endswith("_NOT_FOUND"):
+        return 404
+    if name == "PERMISSION_DENIED":
+        return 403
+    if name in ("INVALID_ARGUMENT", "SCHEDULE_INVALID", "KIND_NOT_ALLOWED"):
+        return 400
+    if name in ("STORAGE_FULL", "SHUTTING_DOWN"):
+        return 503
+    return 409
+
+
+def error_page(exc: AlpError, page_title: str = "Error") -> Response:
+    return render(
+        "error.html",
+        status=http_status(exc.name),
+        title=page_title,
+        error=exc,
+        now=_now(),
+    )
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Pages:
+    def __init__(self, door: Door) -> None:
+        self.door = door
+
+    async def threads(self, request: Request) -> Response:
+        try:
+            listed: m.ThreadListResult = await self.door.call(
+                "thread/list", all=True, statuses=["open", "closed"], limit=THREADS_SHOWN
+            )
+        except AlpError as exc:
+            return error_page(exc)
+        return render(
+            "threads.html",
+            title="Threads",
+            threads=listed.threads,
+            shown=THREADS_SHOWN,
+            live="/events",
+            href="/",
+            now=_now(),
+        )
+
+    async def thread(
+        self,
+        request: Request,
+        *,
+        error: AlpError | None = None,
+        form: dict[str, str] | None = None,
+    ) -> Response:
+        thread_id = request.path_params["thread_id"]
+        try:
+            shown: m.ThreadShowResult = await self.door.call("thread/show", thread_id=thread_id)
+            schedules: m.ScheduleListResult = await self.door.call(
+                "schedule/list", thread_id=thread_id
+            )
+        except AlpError as exc:
+            return error_page(exc, "Thread")
+        return render(
+            "thread.html",
+            status=http_status(error.name) if error else 200,
+            title=shown.thread.title or thread_id,
+            shown=shown,
+            schedules=schedules.schedules,
+            snapshot=shown.context.snapshot,
+            error=error,
+            form=form or {},
+            live=f"/events?thread={thread_id}",
+            href=f"/t/{thread_id}",
+            now=_now(),
+        )
+
+    async def search(self, request: Request) -> Response:
+        query = {key: request.query_params.get(key, "").strip() for key in SEARCH_FIELDS}
+        context: dict[str, Any] = {"title": "Search", "query": query, "roles": ROLES}
+        hits: list[m.SearchHit] = []
+        error: AlpError | None = None
+        if query["q"]:
+            params = {
+                "query": query["q"],
+                "runtime": query["runtime"] or None,
+                "role": query["role"] or None,
+                "thread_id": query["thread"] or None,
+                "since": query["since"] or None,
+                "highlight_start": view.MARK_START,
+                "highlight_end": view.MARK_END,
+            }
+            try:
+                found: m.HistorySearchResult = await self.door.call("history/search", **params)
+                hits = found.hits
+            except AlpError as exc:
+                error = exc
+        return render(
+            "search.html",
+            status=http_status(error.name) if error else 200,
+            hits=hits,
+            error=error,
+            now=_now(),
+            **context,
+        )
+
+    async def running(self, request: Request) -> Response:
+        try:
+            ps: m.PsResult = await self.door.call("daemon/ps")
+        except AlpError as exc:
+            return error_page(exc, "Running")
+        return render(
+            "running.html", title="Running", ps=ps, live="/events", href="/ps", now=_now()
+        )
+
+    async def schedules(self, request: Request, *, error: AlpError | None = None) -> Response:
+        try:
+            listed: m.ScheduleListResult = await self.door.call("schedule/list")
+        except AlpError as exc:
+            return error_page(exc, "Schedules")
+        return render(
+            "schedules.html",
+            status=http_status(error.name) if error else 200,
+            title="Schedules",
+            schedules=listed.schedules,
+            error=error,
+            live="/events",
+            href="/schedules",
+            now=_now(),
+        )

@@ -1,0 +1,150 @@
+"""Serving the page inside alpd: uvicorn's `Server.serve()` as a task of the daemon's task
+group, on the daemon's own event loop — no second process, no second database writer.
+
+Off until `web/open` (what `alp web` calls), `alpd --web` or `[web] enabled = true` turns
+it on. It binds 127.0.0.1 only, on `[web] port` or else a port the kernel picks, and keeps
+it until the daemon stops. Starting makes a new token (alpd.web.login), so a cookie from a
+previous daemon opens nothing; each `web/open` adds a one-time login code.
+
+uvicorn is told to leave signals alone (the daemon owns SIGTERM/SIGINT/SIGHUP), to trust
+no proxy headers (nothing may claim another client address or scheme) and to serve at most
+`MAX_CONNECTIONS` at once (more get 503).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Final
+
+import structlog
+import uvicorn
+from anyio.abc import TaskGroup
+
+from alpd.domain.web_settings import WebSettings
+from alpd.errors import WebUnavailable
+from alpd.events import EventBus
+from alpd.web.app import build_app
+from alpd.web.door import Door
+from alpd.web.login import LoginCodes, new_secret, write_token_file
+from protocol import messages as m
+
+LOOPBACK: Final = "127.0.0.1"
+MAX_CONNECTIONS: Final = 256
+TOKEN_FILE: Final = "web-token"
+
+log = structlog.get_logger("alpd.web")
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """uvicorn without its signal handlers: the daemon's own stop cancels this task."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class WebServer:
+    def __init__(
+        self,
+        home: Path,
+        door: Door,
+        events: EventBus,
+        settings: Callable[[], WebSettings],
+    ) -> None:
+        self.token_file = home / TOKEN_FILE
+        self.door = door
+        self.events = events
+        self._settings = settings
+        self._codes = LoginCodes()
+        self.token = ""
+        self.port = 0
+        self.task_group: TaskGroup | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.port != 0
+
+    @property
+    def url(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}/"
+
+    def start(self) -> None:
+        """Listen and serve from now on (a no-op when already serving)."""
+        if self.running:
+            return
+        if self.task_group is None:
+            raise WebUnavailable("the daemon is not serving yet; try again in a moment")
+        sock = _bind(self._settings().port)
+        try:
+            token = new_secret()
+            write_token_file(self.token_file, token)
+            app = build_app(
+                self.door, self.events, self.redeem, lambda: self.token, lambda: self.port
+            )
+        except BaseException:
+            sock.close()
+            raise
+        self.token, self.port = token, sock.getsockname()[1]
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            proxy_headers=False,
+            server_header=False,
+            limit_concurrency=MAX_CONNECTIONS,
+            timeout_graceful_shutdown=1,
+        )
+        self.task_group.start_soon(self._serve, _EmbeddedServer(config), sock)
+        log.info("web_started", url=self.url, token_file=str(self.token_file))
+
+    def open(self) -> m.WebOpenResult:
+        """Serve if not yet, and make a one-time login URL."""
+        started = not self.running
+        self.start()
+        code = new_secret()
+        self._codes.issue(code, time.monotonic())
+        return m.WebOpenResult(
+            url=self.url,
+            login_url=f"{self.url}login?code={code}",
+            port=self.port,
+            token_file=str(self.token_file),
+            started=started,
+        )
+
+    def redeem(self, code: str) -> bool:
+        return self._codes.redeem(code, time.monotonic())
+
+    async def _serve(self, server: uvicorn.Server, sock: socket.socket) -> None:
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            for listener in getattr(server, "servers", ()):
+                listener.close()
+            sock.close()
+
+
+def _bind(port: int | None) -> socket.socket:
+    """A listening TCP socket on 127.0.0.1 (never any other address)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((LOOPBACK, port or 0))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise WebUnavailable(
+                f"port {port} on {LOOPBACK} is taken by another program; set another "
+                "[web] port in config.toml (or none, for a free one) and `alp daemon reload`",
+                port=port,
+            ) from exc
+        raise WebUnavailable(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror}") from exc
+    return sock

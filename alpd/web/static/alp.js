@@ -1,0 +1,42 @@
+// alp's page, live: one EventSource on the daemon's notifications; when any arrives, the
+// page is read again and each element marked data-live is replaced by its new version.
+// No framework, no build step, no inline script (the page's CSP forbids it).
+"use strict";
+
+(function () {
+  const body = document.body;
+  const stream = body.dataset.events;
+  const href = body.dataset.href;
+  if (!stream || !href || !window.EventSource) return;
+  const dot = document.getElementById("connection");
+  let timer = null;
+  let opened = false;
+
+  async function refresh() {
+    timer = null;
+    const response = await fetch(href, { credentials: "same-origin" });
+    if (!response.ok) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+    for (const old of document.querySelectorAll("[data-live]")) {
+      const replacement = fresh.getElementById(old.id);
+      if (replacement) old.replaceWith(document.importNode(replacement, true));
+    }
+    body.dataset.refreshed = String(Number(body.dataset.refreshed || 0) + 1);
+  }
+
+  function soon() {
+    if (timer === null) timer = setTimeout(refresh, 150);
+  }
+
+  const source = new EventSource(stream);
+  source.onopen = function () {
+    if (dot) dot.classList.add("live");
+    // after a reconnect, catch up on whatever was missed while away
+    if (opened) soon();
+    opened = true;
+  };
+  source.onerror = function () {
+    if (dot) dot.classList.remove("live");
+  };
+  source.onmessage = soon;
+})();
