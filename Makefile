@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install man run test lint typecheck unit integration e2e chaos fuzz bench bench-full runtimes editors openrpc clean
+.PHONY: install man run test lint typecheck unit integration e2e chaos fuzz bench bench-full runtimes editors browser openrpc clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ run: $(STAMP)
 	$(BIN)/alpd
 
 ## lint + type check + the whole suite (unit, integration, fuzz, chaos, e2e with the real CLIs)
-test: $(STAMP) runtimes editors lint typecheck
+test: $(STAMP) runtimes editors browser lint typecheck
 	$(BIN)/python -m pytest -q tests
 
 lint: $(STAMP)
@@ -47,6 +47,11 @@ editors:
 	cd editors/vscode && { test -f node_modules/.package-lock.json && \
 		cmp -s package-lock.json .lock-installed || { npm ci --no-audit --no-fund && \
 		cp package-lock.json .lock-installed; }; }
+
+## what the browser tests need: Debian's chromium (apt, when missing), which Playwright for
+## Python drives at /usr/bin/chromium (never `playwright install`: nothing downloads a browser)
+browser:
+	command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium; }
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit tests/fuzz

@@ -13,9 +13,9 @@ In order, the first that fails answers:
 
 Every answer, refusals included, carries the security headers: a CSP that allows scripts,
 styles and connections from the page itself only (no inline script), no framing, no
-sniffing, no referrer, and `Cache-Control: no-store` on everything but the static files.
-The checks are pure functions of the request's method, path and headers (`refusal`); the
-ASGI middleware around them is thin.
+sniffing, no referrer to other sites, and `Cache-Control: no-store` on everything but the
+static files. The checks are pure functions of the request's method, path and headers
+(`refusal`); the ASGI middleware around them is thin.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ _COMMON_HEADERS: Final = (
     (b"content-security-policy", CSP.encode()),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # not `no-referrer`: under it a browser sends `Origin: null` with a form's POST, and
+    # the Origin check (3.) would refuse the page's own forms
+    (b"referrer-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
 )

@@ -12,8 +12,8 @@ from typing import Any
 
 import psutil
 import pytest
-from starlette.routing import Mount, Route
 from polling import wait_for
+from starlette.routing import Mount, Route
 from webpage import WebPage, open_page
 
 from alpd.testing.daemon import DaemonProcess, running_daemon

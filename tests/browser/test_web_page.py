@@ -1,0 +1,195 @@
+"""The web page in a real headless Chromium (Debian's, driven by Playwright for Python).
+
+A person logs in through the one-time URL, finds the thread they made with `alp`, continues
+it headless and watches the root go from running to completed without reloading, meets a
+named error, searches and opens a hit, pauses a schedule. Screenshots go to
+`test-artifacts/` (or $ALP_TEST_ARTIFACTS): the README shows one of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from webpage import WebPage, open_page
+
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+#: what a headless Chromium needs on a machine whose network is closed (docs/web.md)
+CHROMIUM_ARGS = [
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(
+    os.environ.get("ALP_TEST_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts"
+)
+TIMEOUT_MS = 30_000
+
+
+def sync_playwright() -> Any:
+    try:
+        from playwright.sync_api import sync_playwright as start
+    except ImportError:
+        pytest.skip("playwright is not installed (make install: it is a dev dependency)")
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing (make browser installs Debian's chromium)")
+    return start()
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
+    release = tmp_path / "release"
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[agents.blocker]\n"
+        'runtime = "command"\n'
+        f'args = ["sh", "-c", "while [ ! -f {release} ]; do sleep 0.05; done; echo released"]\n'
+    )
+    with running_daemon(tmp_path, extra_args=["--config", str(config)]) as started:
+        yield started
+
+
+@pytest.fixture
+def browser_page() -> Iterator[Any]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1100, "height": 900})
+            page = context.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            yield page
+        finally:
+            browser.close()
+
+
+def screenshot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def cli_json(daemon: DaemonProcess, *args: str) -> Any:
+    done = daemon.cli("--json", *args)
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return json.loads(done.stdout)
+
+
+def log_in(page: Any, web: WebPage) -> None:
+    page.goto(web.login_url)
+    assert page.url == web.url
+
+
+def test_log_in_continue_and_watch_the_root_complete_without_a_reload(
+    daemon: DaemonProcess, browser_page: Any, tmp_path: Path
+) -> None:
+    page = browser_page
+    thread = cli_json(daemon, "thread", "create", "--title", "made from the CLI")
+    web = open_page(daemon)
+    log_in(page, web)
+    page.get_by_role("link", name="made from the CLI").wait_for()
+    page.wait_for_selector("#connection.live")
+    screenshot(page, "threads")
+
+    page.get_by_role("link", name="made from the CLI").click()
+    page.wait_for_url(f"{web.url}t/{thread['id']}")
+    page.fill("#prompt", "wait for the release file")
+    page.fill("input[name=agent]", "blocker")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Continue").click()
+    main = page.locator("main").inner_text()[:300]
+    assert page.url == f"{web.url}t/{thread['id']}", main
+    page.wait_for_selector(".root [data-status=running]")
+    page.wait_for_selector("#connection.live")
+    # a mark in this document: a reload would lose it
+    page.evaluate("window.alpNotReloaded = true")
+    screenshot(page, "thread-running")
+
+    (tmp_path / "release").write_text("go\n")
+    page.wait_for_selector(".root [data-status=completed]")
+    assert page.evaluate("window.alpNotReloaded") is True
+    assert int(page.evaluate("document.body.dataset.refreshed")) >= 1
+    assert "made from the CLI" in page.title()
+    screenshot(page, "thread-completed")
+
+
+def test_a_named_error_is_shown_in_the_page(daemon: DaemonProcess, browser_page: Any) -> None:
+    page = browser_page
+    thread = cli_json(daemon, "thread", "create", "--title", "error shown")
+    web = open_page(daemon)
+    log_in(page, web)
+    page.goto(f"{web.url}t/{thread['id']}")
+    page.fill("#prompt", "go")
+    page.fill("input[name=agent]", "no-such-agent")
+    page.get_by_role("button", name="Continue").click()
+    alert = page.get_by_role("alert")
+    alert.wait_for()
+    assert "AGENT_NOT_FOUND" in alert.inner_text()
+    assert page.input_value("#prompt") == "go"
+
+
+def test_search_and_open_a_hit(daemon: DaemonProcess, browser_page: Any) -> None:
+    page = browser_page
+    thread = cli_json(daemon, "thread", "create", "--title", "quarterly zebra migration")
+    web = open_page(daemon)
+    log_in(page, web)
+    page.get_by_role("link", name="Search").click()
+    page.fill("input[name=q]", "zebra")
+    page.get_by_role("button", name="Search").click()
+    hit = page.locator(".hit a.title").first
+    hit.wait_for()
+    assert page.locator(".hit mark").first.inner_text().lower() == "zebra"
+    screenshot(page, "search")
+    hit.click()
+    page.wait_for_url(f"{web.url}t/{thread['id']}*")
+    assert page.locator("h1").inner_text() == "quarterly zebra migration"
+
+
+def test_pause_and_resume_a_schedule(daemon: DaemonProcess, browser_page: Any) -> None:
+    page = browser_page
+    thread = cli_json(daemon, "thread", "create", "--title", "nightly")
+    cli_json(
+        daemon,
+        "schedule",
+        "add",
+        thread["id"],
+        "--every",
+        "1h",
+        "--agent",
+        "blocker",
+        "--",
+        "check",
+    )
+    web = open_page(daemon)
+    log_in(page, web)
+    page.get_by_role("link", name="Schedules").click()
+    page.get_by_role("button", name="Pause").click()
+    page.get_by_role("button", name="Resume").wait_for()
+    assert cli_json(daemon, "schedule", "list")["schedules"][0]["status"] == "paused"
+    page.get_by_role("button", name="Resume").click()
+    page.get_by_role("button", name="Pause").wait_for()
+
+
+def test_the_pages_are_readable_at_phone_width(daemon: DaemonProcess, browser_page: Any) -> None:
+    page = browser_page
+    thread = cli_json(daemon, "thread", "create", "--title", "on a phone")
+    web = open_page(daemon)
+    page.set_viewport_size({"width": 375, "height": 740})
+    log_in(page, web)
+    for path in ("", f"t/{thread['id']}", "ps", "schedules", "search"):
+        page.goto(f"{web.url}{path}")
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, (path, overflow)
+    screenshot(page, "phone-thread")
