@@ -11,6 +11,7 @@ import jinja2
 from starlette.responses import HTMLResponse
 
 from alpd.web import view
+from alpd.web.listing import thread_rows
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("alpd.web", "templates"),
@@ -26,7 +27,10 @@ _ENV.filters.update(
     outcome=view.outcome_label,
 )
 _ENV.globals.update(
-    ago=view.ago, context_sections=view.context_sections, snippet_parts=view.snippet_parts
+    ago=view.ago,
+    context_sections=view.context_sections,
+    thread_rows=thread_rows,
+    snippet_parts=view.snippet_parts,
 )
 
 

@@ -24,7 +24,7 @@ _UNITS: Final = ((86_400, "d"), (3_600, "h"), (60, "min"), (1, "s"))
 
 
 def parse_time(iso: str) -> datetime:
-    return datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return datetime.fromisoformat(iso)
 
 
 def duration(seconds: float | None) -> str:
@@ -45,14 +45,16 @@ def duration(seconds: float | None) -> str:
 
 
 def ago(iso: str | None, now: datetime) -> str:
-    """How long before `now` an ISO time was: `just now`, `5 min ago`, `2 d ago`."""
+    """How long before `now` an ISO time was, in its largest unit: `just now`, `5 min ago`."""
     if not iso:
         return "—"
     seconds = (now - parse_time(iso)).total_seconds()
     if seconds < 5:
         return "just now"
-    largest = duration(seconds).split(" ")[:2]
-    return f"{' '.join(largest)} ago"
+    for size, unit in _UNITS:
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"
 
 
 def money(cost: float | None) -> str:

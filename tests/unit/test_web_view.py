@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from alpd.web.listing import thread_row
 from alpd.web.view import (
     MARK_END,
     MARK_START,
@@ -16,6 +17,7 @@ from alpd.web.view import (
     money,
     snippet_parts,
 )
+from protocol import messages as m
 
 
 def test_duration_shows_the_two_largest_units() -> None:
@@ -68,3 +70,23 @@ def test_snippet_parts_round_trip_the_marked_text(runs: list[tuple[str, bool]]) 
     assert all(text for text, _ in parts)
     marked = "".join(text for text, m in parts if m)
     assert marked == "".join(text for text, m in runs if m)
+
+
+def test_a_thread_row_escapes_what_a_person_chose() -> None:
+    thread = m.Thread(
+        id="thread_1",
+        title='<script>alert("x")</script>',
+        workspace="/home/a&b",
+        status="closed",
+        revision=1,
+        context_revision=0,
+        owner_uid=0,
+        created_at="2026-11-30T12:00:00.000Z",
+        updated_at="2026-11-30T11:00:00.000Z",
+        busy_root="exec_1",
+        last_kind="push",
+    )
+    row = thread_row(thread, datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+    assert "<script>" not in row and "&lt;script&gt;" in row and "&quot;x&quot;" in row
+    assert "/home/a&amp;b" in row and "1 h ago" in row
+    assert 'class="thread busy"' in row and ">closed<" in row and ">push<" in row
