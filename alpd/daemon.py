@@ -117,6 +117,10 @@ class Runtime:
         self._web.task_group = self.task_group
         return self._web
 
+    async def stop_web(self, timeout: float) -> None:
+        if self._web is not None:
+            await self._web.stop(timeout)
+
     def reload_config(self) -> AgentsConfig:
         """Re-read config.toml for the runs started from now on (SIGHUP, `daemon/reload`);
         a broken file is CONFIG_INVALID and the previous config stays."""
@@ -295,6 +299,7 @@ async def _serve(
             notifier.stopping()
             log.info("stopping", in_flight=runtime.in_flight.count)
             accept_scope.cancel()
+            await runtime.stop_web(config.drain_timeout)
             with anyio.move_on_after(config.drain_timeout):
                 while runtime.in_flight.count:
                     await anyio.sleep(0.01)

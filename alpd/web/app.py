@@ -16,12 +16,11 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from alpd.events import EventBus
 from alpd.web.actions import Actions
 from alpd.web.door import Door
 from alpd.web.guard import COOKIE, LOGIN_PATH, Guard
 from alpd.web.pages import Pages
-from alpd.web.stream import event_stream
+from alpd.web.stream import EventStreams
 
 
 def login_route(redeem: Callable[[str], bool], token: Callable[[], str]) -> Route:
@@ -39,7 +38,7 @@ def login_route(redeem: Callable[[str], bool], token: Callable[[], str]) -> Rout
     return Route(LOGIN_PATH, login)
 
 
-def routes(door: Door, events: EventBus) -> list[BaseRoute]:
+def routes(door: Door, streams: EventStreams) -> list[BaseRoute]:
     pages = Pages(door)
     actions = Actions(door, pages)
     return [
@@ -48,7 +47,7 @@ def routes(door: Door, events: EventBus) -> list[BaseRoute]:
         Route("/search", pages.search),
         Route("/ps", pages.running),
         Route("/schedules", pages.schedules),
-        Route("/events", event_stream(events)),
+        Route("/events", streams.endpoint),
         *actions.routes(),
         Mount("/static", StaticFiles(packages=[("alpd.web", "static")]), name="static"),
     ]
@@ -56,10 +55,10 @@ def routes(door: Door, events: EventBus) -> list[BaseRoute]:
 
 def build_app(
     door: Door,
-    events: EventBus,
+    streams: EventStreams,
     redeem: Callable[[str], bool],
     token: Callable[[], str],
     port: Callable[[], int],
 ) -> ASGIApp:
-    app = Starlette(routes=[login_route(redeem, token), *routes(door, events)])
+    app = Starlette(routes=[login_route(redeem, token), *routes(door, streams)])
     return Guard(app, token=token, port=port)

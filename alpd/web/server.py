@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
+import anyio
 import structlog
 import uvicorn
 from anyio.abc import TaskGroup
@@ -31,6 +32,7 @@ from alpd.events import EventBus
 from alpd.web.app import build_app
 from alpd.web.door import Door
 from alpd.web.login import LoginCodes, new_secret, write_token_file
+from alpd.web.stream import EventStreams
 from protocol import messages as m
 
 LOOPBACK: Final = "127.0.0.1"
@@ -64,6 +66,9 @@ class WebServer:
         self.token = ""
         self.port = 0
         self.task_group: TaskGroup | None = None
+        self.streams = EventStreams(events)
+        self._server: uvicorn.Server | None = None
+        self._stopped = anyio.Event()
 
     @property
     def running(self) -> bool:
@@ -84,7 +89,7 @@ class WebServer:
             token = new_secret()
             write_token_file(self.token_file, token)
             app = build_app(
-                self.door, self.events, self.redeem, lambda: self.token, lambda: self.port
+                self.door, self.streams, self.redeem, lambda: self.token, lambda: self.port
             )
         except BaseException:
             sock.close()
@@ -101,7 +106,8 @@ class WebServer:
             limit_concurrency=MAX_CONNECTIONS,
             timeout_graceful_shutdown=1,
         )
-        self.task_group.start_soon(self._serve, _EmbeddedServer(config), sock)
+        self._server = _EmbeddedServer(config)
+        self.task_group.start_soon(self._serve, self._server, sock)
         log.info("web_started", url=self.url, token_file=str(self.token_file))
 
     def open(self) -> m.WebOpenResult:
@@ -121,6 +127,16 @@ class WebServer:
     def redeem(self, code: str) -> bool:
         return self._codes.redeem(code, time.monotonic())
 
+    async def stop(self, timeout: float) -> None:
+        """Stop accepting, end the event streams, let the requests in flight finish (at most
+        `timeout` seconds, then the daemon's own stop cancels what is left)."""
+        if self._server is None:
+            return
+        self._server.should_exit = True
+        self.streams.close_all()
+        with anyio.move_on_after(timeout):
+            await self._stopped.wait()
+
     async def _serve(self, server: uvicorn.Server, sock: socket.socket) -> None:
         try:
             await server.serve(sockets=[sock])
@@ -128,6 +144,7 @@ class WebServer:
             for listener in getattr(server, "servers", ()):
                 listener.close()
             sock.close()
+            self._stopped.set()
 
 
 def _bind(port: int | None) -> socket.socket:

@@ -11,10 +11,11 @@ notification exactly as a socket subscriber gets it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Final
 
 import anyio
+from anyio.streams.memory import MemoryObjectSendStream
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -34,12 +35,28 @@ def sse_event(frame: bytes) -> bytes:
     return b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
 
 
-def event_stream(bus: EventBus) -> Callable[[Request], Awaitable[Response]]:
-    async def events(request: Request) -> Response:
+class EventStreams:
+    """The `/events` endpoint and the streams it has open; `close_all` ends every one of them
+    (the daemon is stopping: each response finishes, so the server can shut down without
+    cancelling a request in the middle)."""
+
+    def __init__(self, bus: EventBus) -> None:
+        self._bus = bus
+        self._open: set[MemoryObjectSendStream[bytes]] = set()
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def close_all(self) -> None:
+        for send in list(self._open):
+            send.close()
+
+    async def endpoint(self, request: Request) -> Response:
         thread_id = request.query_params.get("thread") or None
         send, receive = anyio.create_memory_object_stream[bytes](MAX_PENDING)
         subscriber = Subscriber(send, STREAMED, thread_id, send.close)
-        bus.add(subscriber)
+        self._bus.add(subscriber)
+        self._open.add(send)
 
         async def body() -> AsyncIterator[bytes]:
             try:
@@ -54,9 +71,8 @@ def event_stream(bus: EventBus) -> Callable[[Request], Awaitable[Response]]:
             except (anyio.EndOfStream, anyio.ClosedResourceError):
                 return
             finally:
-                bus.remove(subscriber)
+                self._bus.remove(subscriber)
+                self._open.discard(send)
                 receive.close()
 
         return StreamingResponse(body(), media_type="text/event-stream")
-
-    return events

@@ -148,3 +148,13 @@ def test_events_stream_the_daemons_notifications(d: DaemonProcess) -> None:
     assert event["method"] == "thread/changed"
     assert event["params"]["thread"]["id"] == thread["id"]
     connection.close()
+
+
+def test_the_daemon_stops_cleanly_with_a_stream_open(d: DaemonProcess) -> None:
+    page = open_page(d)
+    connection = http.client.HTTPConnection("127.0.0.1", page.port, timeout=30)
+    connection.request("GET", "/events", headers={"Host": page.host, "Cookie": page.log_in()})
+    assert connection.getresponse().status == 200
+    assert d.stop(timeout=20) == 0
+    assert "Traceback" not in d.log_text()
+    connection.close()

@@ -25,7 +25,7 @@ STATIC_FILES = ("/static/alp.css", "/static/alp.js")
 def every_route() -> list[tuple[str, str]]:
     """(method, path) of every route the app has, path parameters filled in."""
     found: list[tuple[str, str]] = [("GET", "/login"), ("GET", "/login?code=guess")]
-    for route in routes(door=None, events=None):  # type: ignore[arg-type]
+    for route in routes(door=None, streams=None):  # type: ignore[arg-type]
         if isinstance(route, Mount):
             found += [("GET", path) for path in STATIC_FILES]
             continue
