@@ -14,12 +14,14 @@ In order, the first that fails answers:
 Every answer, refusals included, carries the security headers: a CSP that allows scripts,
 styles and connections from the page itself only (no inline script), no framing, no
 sniffing, no referrer to other sites, and `Cache-Control: no-store` on everything but the
-static files. The checks are pure functions of the request's method, path and headers
+static files, and `Server-Timing: app;dur=MS` (the time until the answer's headers: for a
+page, all of its rendering). The checks are pure functions of the request's method, path and headers
 (`refusal`); the ASGI middleware around them is thin.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -106,12 +108,14 @@ class Guard:
             return
         path: str = scope["path"]
         extra = security_headers(path)
+        started = time.perf_counter()
 
         async def send_secured(message: Message) -> None:
             if message["type"] == "http.response.start":
                 names = {name for name, _ in extra}
                 kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
-                message = {**message, "headers": [*kept, *extra]}
+                took = f"app;dur={(time.perf_counter() - started) * 1000:.1f}".encode()
+                message = {**message, "headers": [*kept, *extra, (b"server-timing", took)]}
             await send(message)
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
