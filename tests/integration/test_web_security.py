@@ -16,8 +16,10 @@ from polling import wait_for
 from starlette.routing import Mount, Route
 from webpage import WebPage, open_page
 
+from alpd.events import EventBus
 from alpd.testing.daemon import DaemonProcess, running_daemon
 from alpd.web.app import routes
+from alpd.web.stream import EventStreams
 
 STATIC_FILES = ("/static/alp.css", "/static/alp.js")
 
@@ -25,7 +27,7 @@ STATIC_FILES = ("/static/alp.css", "/static/alp.js")
 def every_route() -> list[tuple[str, str]]:
     """(method, path) of every route the app has, path parameters filled in."""
     found: list[tuple[str, str]] = [("GET", "/login"), ("GET", "/login?code=guess")]
-    for route in routes(door=None, streams=None):  # type: ignore[arg-type]
+    for route in routes(door=None, streams=EventStreams(EventBus())):  # type: ignore[arg-type]
         if isinstance(route, Mount):
             found += [("GET", path) for path in STATIC_FILES]
             continue
