@@ -15,14 +15,17 @@ A partial frame must complete within `frame_deadline` seconds of its first byte
 (slowloris); the deadline is per frame, not per read, so a byte a minute does not keep it
 alive. A connection that has no partial frame, no subscription and no blocking call in
 flight is closed after `idle_timeout` seconds of silence (clients reconnect; an idle crowd
-must not hold the per-uid connection cap forever). No failure of one frame can end the
-daemon: anything unexpected is logged and answered with a bare -32603, and anything that
-escapes a connection ends only that connection (`alpd.daemon`).
+must not hold the per-uid connection cap forever): one watchdog task per connection keeps
+that deadline, re-armed from the time the current wait began, so a read costs a clock read
+rather than a cancel scope and a timer of its own (a fifth of a ping). No failure of one
+frame can end the daemon: anything unexpected is logged and answered with a bare -32603,
+and anything that escapes a connection ends only that connection (`alpd.daemon`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass
 from typing import Final
 
@@ -107,6 +110,8 @@ class Connection:
         self._farewell: bytes | None = None
         self._partial_since: float | None = None
         self._blocking = 0
+        #: when the current wait for a frame began (time.monotonic), None while not waiting
+        self._waiting_since: float | None = None
 
     # Session protocol (what handlers see)
 
@@ -130,7 +135,9 @@ class Connection:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 tg.start_soon(self._notification_loop)
-                await self._read_loop(tg)
+                with anyio.CancelScope() as reading:
+                    tg.start_soon(self._idle_watch, reading)
+                    await self._read_loop(tg)
                 # The peer finished sending: let blocking calls finish, then stop.
                 for _ in range(self._limits.max_in_flight):
                     await self._blocking_slots.acquire()
@@ -163,14 +170,32 @@ class Connection:
         except _GONE:
             return None
 
-    async def _receive_between_frames(self) -> bytes | None:
-        """The next chunk; None once the connection has been idle too long."""
+    async def _receive_between_frames(self) -> bytes:
+        """The next chunk; `_idle_watch` ends the wait once the connection is idle too long."""
+        self._waiting_since = time.monotonic()
+        try:
+            return await self._io.receive(READ_CHUNK)
+        finally:
+            self._waiting_since = None
+
+    async def _idle_watch(self, reading: anyio.CancelScope) -> None:
+        """Cancel `reading` once a wait for a frame has lasted `idle_timeout` while nothing
+        (a subscription, a blocking call) keeps the connection; sleeps a period at a time."""
+        timeout = self._limits.idle_timeout
         while True:
-            with anyio.move_on_after(self._limits.idle_timeout):
-                return await self._io.receive(READ_CHUNK)
-            if self._subscriber is None and self._blocking == 0:
+            since = self._waiting_since
+            if since is None:
+                await anyio.sleep(timeout)
+                continue
+            left = since + timeout - time.monotonic()
+            if left > 0:
+                await anyio.sleep(left)
+            elif self._subscriber is None and self._blocking == 0:
                 log.info("connection_idle", uid=self.caller.uid, pid=self.caller.pid)
-                return None
+                reading.cancel()
+                return
+            else:
+                self._waiting_since = time.monotonic()  # kept: a new idle period begins
 
     async def _read_loop(self, tg: TaskGroup) -> None:
         while True:
