@@ -54,10 +54,11 @@ from alpd.services.context import Caller
 from alpd.services.executions import Executions
 from alpd.store.db import Store
 from alpd.store.history import (
-    INDEX_ENTRIES,
-    INSERT_ENTRY,
     UPSERT_CURSOR,
     Cursor,
+    EntryRow,
+    entry_row,
+    insert_entries,
     register_functions,
 )
 from protocol import jsonrpc
@@ -106,7 +107,7 @@ class SyncReport:
 class _Chunk:
     """A parsed, redacted piece of a transcript, ready to write."""
 
-    rows: list[dict[str, Any]]
+    rows: list[EntryRow]
     consumed: int
     skipped: int
     session_id: str | None
@@ -258,28 +259,32 @@ def _clean_fields(entries: list[Entry]) -> tuple[list[tuple[str, str, str]], int
     return fields, findings + more
 
 
-def _rows(execution_id: str, entries: list[Entry]) -> tuple[list[dict[str, Any]], int]:
+def _rows(execution_id: str, entries: list[Entry]) -> tuple[list[EntryRow], int]:
     fields, findings = _clean_fields(entries)
     rows = [
-        {
-            "execution_id": execution_id,
-            "native_id": e.native_id,
-            "role": e.role,
-            "kind": e.kind,
-            "text": text,
-            "tool_name": e.tool_name,
-            "tool_input": tool_input if e.tool_input else e.tool_input,
-            "output_tail": tail if e.output_tail is not None else None,
-            "output_sha256": e.output_sha256,
-            "ts": e.timestamp,
-            "model": e.model,
-            "usage": (
-                msgspec.json.encode(_wire_usage(e.usage)).decode() if e.usage is not None else None
-            ),
-            "call_id": e.call_id,
-            "is_error": int(e.is_error),
-            "byte_offset": e.offset,
-        }
+        entry_row(
+            {
+                "execution_id": execution_id,
+                "native_id": e.native_id,
+                "role": e.role,
+                "kind": e.kind,
+                "text": text,
+                "tool_name": e.tool_name,
+                "tool_input": tool_input if e.tool_input else e.tool_input,
+                "output_tail": tail if e.output_tail is not None else None,
+                "output_sha256": e.output_sha256,
+                "ts": e.timestamp,
+                "model": e.model,
+                "usage": (
+                    msgspec.json.encode(_wire_usage(e.usage)).decode()
+                    if e.usage is not None
+                    else None
+                ),
+                "call_id": e.call_id,
+                "is_error": int(e.is_error),
+                "byte_offset": e.offset,
+            }
+        )
         for e, (text, tool_input, tail) in zip(entries, fields, strict=True)
     ]
     return rows, findings
@@ -568,14 +573,7 @@ class HistoryService:
                 found = await cur.fetchone()
             if (None if found is None else int(found[0])) != expected:
                 raise _CursorMoved
-            added = 0
-            if chunk.rows:
-                async with conn.execute("SELECT coalesce(max(id), 0) FROM history_entries") as cur:
-                    before = (await cur.fetchone() or (0,))[0]
-                async with conn.executemany(INSERT_ENTRY, chunk.rows) as cur:
-                    added = max(cur.rowcount, 0)
-                for statement in INDEX_ENTRIES:
-                    await conn.execute(statement, (before,))
+            _, added = await insert_entries(conn, chunk.rows)
             await conn.execute(UPSERT_CURSOR, updated.values())
             await conn.execute(
                 "UPDATE executions SET usage = ?, cost_usd = ? WHERE id = ?",

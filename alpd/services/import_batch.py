@@ -43,7 +43,7 @@ from alpd.services.history import (
     price_cost,
     read_chunk,
 )
-from alpd.store.history import INDEX_ENTRIES, INSERT_ENTRY, UPSERT_CURSOR, Cursor
+from alpd.store.history import UPSERT_CURSOR, Cursor, insert_entries
 from protocol import messages as m
 
 __all__ = [
@@ -221,11 +221,8 @@ async def write_batch(
                 )
             )
         await conn.executemany(_INSERT_EXECUTION, executions)
-        async with conn.execute("SELECT coalesce(max(id), 0) FROM history_entries") as cur:
-            before = (await cur.fetchone() or (0,))[0]
-        rows = [row for p in todo for row in p.chunk.rows]
-        if rows:
-            await conn.executemany(INSERT_ENTRY, rows)
+        before, added_rows = await insert_entries(conn, [r for p in todo for r in p.chunk.rows])
+        if added_rows:
             async with conn.execute(
                 "SELECT execution_id, count(*) FROM history_entries WHERE id > ? "
                 "GROUP BY execution_id",
@@ -234,8 +231,6 @@ async def write_batch(
                 added = {row[0]: row[1] for row in await cur.fetchall()}
             for p in todo:
                 p.new.added = added.get(p.new.execution_id, 0)
-            for statement in INDEX_ENTRIES:
-                await conn.execute(statement, (before,))
         for p in todo:
             if p.chunk.parent_session_id:
                 # A fork's parent, imported earlier (maybe in this very transaction).

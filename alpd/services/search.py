@@ -27,7 +27,7 @@ from typing import Any, Final, Literal
 from alpd.errors import HistoryEntryTampered, InvalidArgument, PermissionDenied, ThreadNotFound
 from alpd.services.context import Caller
 from alpd.store.db import Store
-from alpd.store.history import entry_content, entry_digest, fold_text, has_cjk
+from alpd.store.history import DIGESTED_COLUMNS, entry_content, entry_digest, fold_text, has_cjk
 from protocol import messages as m
 
 __all__ = ["MAX_LIMIT", "MAX_TERMS", "SearchQuery", "parse_query", "search", "search_sql"]
@@ -128,7 +128,8 @@ _HIT_COLUMNS: Final = f"""
     h.execution_id, h.role, h.kind, coalesce(h.ts, e.created_at, t.updated_at) AS at,
     e.sequence, e.runtime, e.thread_id AS entry_thread, e.native_session_id,
     coalesce(e.thread_id, d.thread_id) AS thread_id, t.title,
-    h.id AS entry_id, h.digest, {entry_content("h.")} AS entry_content
+    h.id AS entry_id, h.digest, (SELECT since FROM history_digests) AS digests_since,
+    {", ".join(f"h.{column} AS stored_{column}" for column in DIGESTED_COLUMNS)}
 """
 
 _ENTRY_BODY: Final = (
@@ -212,19 +213,18 @@ def _hit(row: sqlite3.Row, snippet: str) -> m.SearchHit:
     )
 
 
-async def check_entry_digests(store: Store, rows: list[sqlite3.Row]) -> None:
+def check_entry_digests(rows: list[sqlite3.Row]) -> None:
     """Every entry a hit shows is re-hashed before it is shown: HISTORY_ENTRY_TAMPERED when
     its stored content no longer matches its digest, or when an entry written since entries
     have digests (`history_digests.since`) has none."""
-    since_row = await store.fetchone("SELECT since FROM history_digests")
-    since = int(since_row[0]) if since_row is not None else 0
     for row in rows:
         if row["entry_id"] is None:
             continue
         digest = row["digest"]
-        if digest is None and row["entry_id"] < since:
+        if digest is None and row["entry_id"] < (row["digests_since"] or 0):
             continue  # copied before entries had digests: nothing to check it against
-        if digest != entry_digest(row["entry_content"]):
+        stored = [row[f"stored_{column}"] for column in DIGESTED_COLUMNS]
+        if digest != entry_digest(entry_content(stored)):
             raise HistoryEntryTampered(
                 f"history entry {row['entry_id']} of execution {row['execution_id']} no "
                 "longer matches its digest: the state database was edited outside alpd, "
@@ -280,7 +280,7 @@ async def search(
         return m.HistorySearchResult(hits=[], index="none")
     sql, values = search_sql(caller, params, query)
     rows = await store.fetchall(sql, values)
-    await check_entry_digests(store, rows)
+    check_entry_digests(rows)
     if query.index == "like":
         start, end = params.highlight_start, params.highlight_end
         hits = [_hit(row, like_snippet(row["body"], query.terms, start, end)) for row in rows]

@@ -25,7 +25,7 @@ from transcripts import (
 )
 
 from alpctl.client import Client, DaemonUnreachable, RpcError
-from alpd.store.history import entry_content, entry_digest
+from alpd.store.history import DIGESTED_COLUMNS, entry_content, entry_digest
 from alpd.testing.daemon import DaemonProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit"))
@@ -391,9 +391,12 @@ def test_every_entry_has_a_digest_checked_when_search_reads_it_back(
     path.write_bytes(claude.prompt("wombats dig burrows") + claude.reply("wombats are fine"))
     import_dir(alpd, "claude", sessions)
     with db(alpd.home) as conn:
-        rows = conn.execute(
-            f"SELECT id, digest, {entry_content()} AS content FROM history_entries"
-        ).fetchall()
+        rows = [
+            {"id": r["id"], "digest": r["digest"], "content": entry_content(list(r)[2:])}
+            for r in conn.execute(
+                f"SELECT id, digest, {', '.join(DIGESTED_COLUMNS)} FROM history_entries"
+            )
+        ]
     assert len(rows) == 2
     assert all(r["digest"] == entry_digest(r["content"]) for r in rows)
     found = alpd.call("history/search", {"query": "wombats"})
@@ -409,7 +412,7 @@ def test_every_entry_has_a_digest_checked_when_search_reads_it_back(
     with pytest.raises(RpcError) as info:
         alpd.call("history/search", {"query": "wombats"})
     assert info.value.name == "HISTORY_ENTRY_TAMPERED"
-    tampered = rows[0]["id"] if "burrows" in rows[0]["content"] else rows[1]["id"]
+    tampered = rows[0]["id"] if b"burrows" in rows[0]["content"] else rows[1]["id"]
     assert info.value.data["entryId"] == tampered
 
     # Its digest cleared as well, to pass for an entry from before digests: still refused.
