@@ -1,12 +1,17 @@
 """The command line's grammar: argparse, with the global options accepted anywhere, close-match
 suggestions for a mistyped word, and only the invoked command's branch built per call.
 
-Every argparse parser costs gettext look-ups and a help formatter per argument, so a call
-builds the branch it parses: the command's, and of a command that declares its `ACTIONS`,
-only the invoked action's (`alp thread list` builds three parsers, not eleven: ~4 ms of
-every call). `--help`, `alp help`, completion, man pages and a mistyped action build
-everything. Commands are registered in `alpctl.commands.COMMANDS`; each command module
-describes its own arguments.
+Every argparse parser costs a help formatter per argument, so a call builds the branch it
+parses: the command's, and of a command that declares its `ACTIONS`, only the invoked
+action's (`alp thread list` builds three parsers, not eleven: ~4 ms of every call).
+`--help`, `alp help`, completion, man pages and a mistyped action build everything.
+Commands are registered in `alpctl.commands.COMMANDS`; each command module describes its own
+arguments.
+
+argparse translates each of its messages through `gettext.gettext`, which looks for a message
+catalog on disk at every call (locale normalisation and a stat per candidate language: 6 to 9
+calls, ~0.1 ms each, on every command line). alp's text is English and Python ships no
+argparse catalogs, so argparse's messages are used as written (`_untranslated`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,13 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 EXIT_USAGE = 2
+
+
+def _untranslated(message: str) -> str:
+    return message
+
+
+setattr(argparse, "_", _untranslated)  # noqa: B010 (argparse's private name for gettext)
 
 #: the global options: (flags, help, takes a value)
 GLOBAL_OPTIONS: tuple[tuple[str, str, bool], ...] = (

@@ -14,7 +14,7 @@ is imported, so a command may import what it needs at the top of its module.
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -54,5 +54,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def load(name: str) -> Command:
-    module: Command = importlib.import_module(f"alpctl.commands.{COMMANDS[name][0]}")  # type: ignore[assignment]
+    # `__import__`, not `importlib.import_module`: importing importlib (and the warnings
+    # module it imports) is a cost every call would pay.
+    qualified = f"alpctl.commands.{COMMANDS[name][0]}"
+    __import__(qualified)
+    module: Command = sys.modules[qualified]  # type: ignore[assignment]
     return module

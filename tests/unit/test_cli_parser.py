@@ -4,11 +4,14 @@ mistyped words, help on every command and option, completion scripts and the man
 from __future__ import annotations
 
 import argparse
+import gettext
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import alpctl
 from alpctl.cli import main
 from alpctl.commands import COMMANDS
 from alpctl.commands.completion import SHELLS, script
@@ -182,3 +185,32 @@ def test_a_call_builds_only_its_action_and_parses_as_the_whole_grammar(argv: lis
     parsed = vars(parse(argv))
     parsed.pop("rest")
     assert parsed == vars(build_parser().parse_args(argv))
+
+
+def test_a_call_looks_up_no_message_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
+    """argparse's messages are used as written: gettext's per-message search for catalogs on
+    disk is not part of any command line's cost, nor of its errors."""
+
+    def looked_up(*args: object) -> str:
+        raise AssertionError(f"a gettext look-up: {args}")
+
+    monkeypatch.setattr(gettext, "dgettext", looked_up)
+    assert parse(["thread", "list", "--json"]).action == "list"
+    with pytest.raises(SystemExit):
+        parse(["thread", "list", "--limit"])
+
+
+def test_a_call_imports_no_importlib() -> None:
+    """`importlib` (with `warnings`) costs every call that imports it: commands are imported
+    with `__import__`. (Without `site`: an editable install's finder imports importlib.)"""
+    root = Path(alpctl.__file__).resolve().parent.parent
+    code = (
+        f"import sys\nsys.path.insert(0, {str(root)!r})\n"
+        "from alpctl.commands import load\nload('ping'); load('thread')\n"
+        "print('importlib' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
