@@ -147,6 +147,7 @@ class Connection:
                 self._events.remove(self._subscriber)
             if self._farewell is not None:
                 await self._send_now(self._farewell)
+            self._io.close()
             with anyio.CancelScope(shield=True):
                 await self.stream.aclose()
 

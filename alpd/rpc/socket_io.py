@@ -3,9 +3,11 @@
 anyio's socket stream yields to the loop before every receive and every send and re-arms
 the reader for each wait: two extra loop cycles and two epoll_ctl calls per round trip,
 about half of what a ping costs here (bench/bench_rpc.py). This wrapper tries the
-non-blocking syscall first and only waits — through `loop.sock_recv`/`sock_sendall`, which
-uvloop implements natively — when the kernel has nothing for us. It still yields every
-`YIELD_EVERY` reads so a client that pipelines requests cannot starve the others.
+non-blocking syscall first and only waits when the kernel has nothing for us: for a read,
+on a reader it keeps registered with the loop while it is useful (registering and removing
+one per wait, as `loop.sock_recv` does, is two epoll_ctl calls per round trip); for a write,
+through `loop.sock_sendall`. It still yields every `YIELD_EVERY` reads so a client that
+pipelines requests cannot starve the others.
 Cancellation is anyio's (these are plain awaits in an anyio task).
 """
 
@@ -30,6 +32,34 @@ class SocketIO:
         self._reads = 0
         self._poll = select.poll()
         self._poll.register(sock, select.POLLOUT)
+        self._readable: asyncio.Future[None] | None = None
+        self._watching = False
+
+    def _on_readable(self) -> None:
+        waiter, self._readable = self._readable, None
+        if waiter is None:
+            # Nobody waits (the reader is busy serving): level-triggered, this would fire
+            # at every turn of the loop, so stop watching until the next wait.
+            self._loop.remove_reader(self._sock.fileno())
+            self._watching = False
+        elif not waiter.done():
+            waiter.set_result(None)
+
+    async def _wait_readable(self) -> None:
+        if not self._watching:
+            self._loop.add_reader(self._sock.fileno(), self._on_readable)
+            self._watching = True
+        self._readable = self._loop.create_future()
+        try:
+            await self._readable
+        finally:
+            self._readable = None
+
+    def close(self) -> None:
+        """Stop watching the socket (before it is closed: its descriptor may be reused)."""
+        if self._watching:
+            self._loop.remove_reader(self._sock.fileno())
+            self._watching = False
 
     async def wait_writable(self) -> None:
         """Until the kernel reports the socket writable: for a Unix stream socket on Linux,
@@ -44,10 +74,12 @@ class SocketIO:
         if self._reads % YIELD_EVERY == 0:
             await anyio.lowlevel.checkpoint()
         try:
-            try:
-                data = self._sock.recv(max_bytes)
-            except BlockingIOError:
-                data = await self._loop.sock_recv(self._sock, max_bytes)
+            while True:
+                try:
+                    data = self._sock.recv(max_bytes)
+                    break
+                except BlockingIOError:
+                    await self._wait_readable()
         except OSError as exc:
             raise anyio.BrokenResourceError from exc
         if not data:
