@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 
+from alpctl.handoff_render import thread_handoffs
+
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -266,6 +268,7 @@ def thread_show(result: dict[str, Any], style: Style = PLAIN) -> str:
     if result.get("reports"):
         parts += ["", style.bold("reports of background work")]
         parts += [report(r) for r in result["reports"]]
+    parts += thread_handoffs(result)
     return "\n".join(parts)
 
 

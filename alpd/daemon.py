@@ -39,7 +39,9 @@ from alpd.sdnotify import Notifier
 from alpd.services.context import Caller, Daemon
 from alpd.services.delivery import DeliveryService
 from alpd.services.executions import Executions, Paths
+from alpd.services.handoffs import HandoffService
 from alpd.services.history import HistoryService
+from alpd.services.inbox import Inbox
 from alpd.services.leases import Leases
 from alpd.services.reconcile import reconcile
 from alpd.services.reports import ReportService
@@ -91,6 +93,10 @@ class Runtime:
         self.executions.after_settle.append(self.history.after_settle)
         self.delivery = DeliveryService(self.executions)
         self.executions.after_settle.append(self.delivery.after_settle)
+        #: this daemon instance, as the holder of the handoff slots it reserves
+        self.instance = self.daemon.clock.new_id("alpd_")
+        self.handoffs = HandoffService(self.delivery, self.instance)
+        self.inbox = Inbox(self.delivery)
         self.reports = ReportService(self.history, self.delivery)
         self.executions.after_settle.append(self.reports.after_settle)
         self.schedules = ScheduleService(self.executions, wake=lambda: self.scheduler.poke())
@@ -279,6 +285,7 @@ async def _serve(
                 runtime.delivery.run, lambda state: runtime.tasks.__setitem__(state.name, state)
             )
             tg.start_soon(runtime.reports.backfill)
+            tg.start_soon(runtime.handoffs.recover)
             tg.start_soon(
                 runtime.scheduler.run, lambda state: runtime.tasks.__setitem__(state.name, state)
             )

@@ -198,6 +198,48 @@ METHODS: dict[str, MethodSpec] = {
         "from inside a run: the deliveries waiting for it (taken unless peek)",
         errors=("PIN_OUTSIDE_EXECUTION",),
     ),
+    "handoff/send": MethodSpec(
+        m.HandoffSendParams,
+        m.HandoffSendResult,
+        "a capped summary into another thread of the same owner (from a run, or --from a "
+        "thread); delivered by the target's state, a directive held in its inbox",
+        errors=(
+            *_THREAD,
+            *_LAUNCH,
+            *_POLICY,
+            "PIN_OUTSIDE_EXECUTION",
+            "HANDOFF_TOO_LARGE",
+            "HANDOFF_DENIED",
+            "HANDOFF_LOOP",
+            "HANDOFF_RATE_LIMITED",
+            "QUEUE_FULL",
+        ),
+    ),
+    "inbox/list": MethodSpec(
+        m.InboxListParams,
+        m.InboxListResult,
+        "directive handoffs waiting for the person to confirm or dismiss them",
+        errors=_THREAD,
+    ),
+    "inbox/confirm": MethodSpec(
+        m.InboxItemRef,
+        m.InboxConfirmResult,
+        "deliver a waiting directive as the person's own words",
+        errors=(
+            *_THREAD,
+            *_LAUNCH,
+            *_POLICY,
+            "INBOX_ITEM_NOT_FOUND",
+            "HANDOFF_DENIED",
+            "QUEUE_FULL",
+        ),
+    ),
+    "inbox/dismiss": MethodSpec(
+        m.InboxItemRef,
+        m.Handoff,
+        "drop a waiting directive (its record stays)",
+        errors=("INBOX_ITEM_NOT_FOUND", "HANDOFF_DENIED"),
+    ),
     "events/subscribe": MethodSpec(
         m.SubscribeParams, m.SubscribeResult, "server notifications on this connection"
     ),

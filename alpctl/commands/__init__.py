@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, tuple[str, str]] = {
     "thread": ("thread", "threads: create, continue, list, show, context, close, archive, sync"),
     "push": ("push", "a message from a script or alert into a thread: wakes it, or queues"),
+    "handoff": ("handoff", "a capped summary from one of your threads into another"),
+    "inbox": ("inbox", "handoffs that wait for you to confirm them: list, confirm, dismiss"),
     "context": ("context", "from inside a run: pin work state the next root must know"),
     "delegate": ("delegate", "from inside a run: start a delegated child run"),
     "delegation": ("delegation", "the graph of runs a root started"),

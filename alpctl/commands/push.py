@@ -38,11 +38,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def push_text(rest: list[str] | None, stdin: Any = sys.stdin) -> str:
+def push_text(rest: list[str] | None, stdin: Any = sys.stdin, *, what: str = "") -> str:
+    """The text after `--`, else stdin when it is not a terminal."""
     text = " ".join(rest or []).strip()
     if not text and rest is None and not stdin.isatty():
         text = stdin.read().strip()
     if not text:
+        if what:
+            raise UsageError(f"{what} is missing: put it after `--`, or pipe it in")
         raise UsageError("what to push? alp push THREAD --from LABEL -- TEXT (or pipe it in)")
     return text
 

@@ -40,7 +40,8 @@ from typing import Final, Literal
 from alpd.errors import HandoffDenied, HandoffLoop, HandoffRateLimited
 
 SlotState = Literal["reserved", "committed", "released"]
-DenyReason = Literal["other-owner", "self", "closed"]
+#: `from-a-run`: a run asked to confirm or dismiss an inbox item (the person's to decide)
+DenyReason = Literal["other-owner", "self", "closed", "from-a-run"]
 
 #: config.toml `[handoff]` keys and the field each sets
 LIMIT_KEYS: Final = {

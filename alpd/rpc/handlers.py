@@ -123,6 +123,18 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def pending(session: Session, params: m.PendingParams) -> m.PendingResult:
         return await rt.delivery.pending(session.caller, params)
 
+    async def handoff(session: Session, params: m.HandoffSendParams) -> m.HandoffSendResult:
+        return await rt.handoffs.send(session.caller, params)
+
+    async def inbox_list(session: Session, params: m.InboxListParams) -> m.InboxListResult:
+        return await rt.inbox.list(session.caller, params)
+
+    async def inbox_confirm(session: Session, params: m.InboxItemRef) -> m.InboxConfirmResult:
+        return await rt.inbox.confirm(session.caller, params)
+
+    async def inbox_dismiss(session: Session, params: m.InboxItemRef) -> m.Handoff:
+        return await rt.inbox.dismiss(session.caller, params)
+
     async def show(session: Session, params: m.ThreadShowParams) -> m.ThreadShowResult:
         return await views.show(ex, session.caller, params)
 
@@ -222,6 +234,10 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "thread/continue": continue_,
         "thread/push": push,
         "delivery/pending": pending,
+        "handoff/send": handoff,
+        "inbox/list": inbox_list,
+        "inbox/confirm": inbox_confirm,
+        "inbox/dismiss": inbox_dismiss,
         "thread/show": show,
         "thread/context": context,
         "thread/reconcile": reconcile,

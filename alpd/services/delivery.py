@@ -17,13 +17,22 @@ to exactly one root. Drains of one thread never overlap (a lock per thread; one 
 home). They run after each submit, after each settle of a root (`after_settle` → `wake`),
 at start, and every `SWEEP_SECONDS` as a safety net (`run`).
 
+Same owner on every path: a delivery records the uid it is made for (`sender_uid`: whoever
+sent it; by default the thread's owner). Submit refuses a thread of another owner
+(PERMISSION_DENIED); a round (wake, queue) marks such a delivery `failed` instead of
+delivering it, and `delivery/pending` (inject) never hands it out — so a thread that changed
+hands after a send never receives it.
+
+Whoever needs to know where deliveries ended (handoffs record it on both threads) registers
+in `on_landed`: called with the ids, `delivered` / `injected` / `failed`, and the execution.
+
 Bounds: a text is at most `TEXT_MAX_BYTES` (INVALID_ARGUMENT), a thread holds at most
 `QUEUE_MAX` waiting deliveries (QUEUE_FULL). Texts are stored secret-filtered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -43,7 +52,14 @@ from alpd.domain.delivery import (
 )
 from alpd.domain.policy import Origin, SessionKind
 from alpd.domain.secrets import redact
-from alpd.errors import AlpError, InvalidArgument, QueueFull, ThreadBusy, ThreadClosed
+from alpd.errors import (
+    AlpError,
+    InvalidArgument,
+    PermissionDenied,
+    QueueFull,
+    ThreadBusy,
+    ThreadClosed,
+)
 from alpd.services.callers import execution_of_caller
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
@@ -56,6 +72,13 @@ SWEEP_SECONDS: Final = 30.0
 log = structlog.get_logger("alpd.delivery")
 
 _origin = msgspec.json.Decoder(Origin)
+
+Landing = Literal["delivered", "injected", "failed"]
+#: told where deliveries ended: (their ids, how, the execution that took them)
+Landed = Callable[[list[int], Landing, str | None], Awaitable[None]]
+
+#: why a round refuses a delivery made for another uid than the thread's owner
+OTHER_OWNER: Final = "refused: the thread belongs to another user than the one who sent this"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +98,8 @@ class Submission:
     notify: bool = False
     target_execution_id: str | None = None
     coalesce_key: str | None = None
+    #: the uid it is sent for (None: the thread's owner); another owner's thread refuses it
+    sender_uid: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +123,14 @@ class DeliveryService:
         self._locks: dict[str, anyio.Lock] = {}
         self._wanted: set[str] = set()
         self._wakeup = anyio.Event()
+        self.on_landed: list[Landed] = []
+
+    async def _landed(self, ids: list[int], how: Landing, execution_id: str | None) -> None:
+        for listener in self.on_landed:
+            try:
+                await listener(ids, how, execution_id)
+            except Exception:
+                log.exception("landed_listener_failed", deliveries=ids, how=how)
 
     # submit
 
@@ -132,6 +165,14 @@ class DeliveryService:
         at = self.d.clock.now_iso()
 
         async def unit(conn: aiosqlite.Connection) -> tuple[int, bool]:
+            async with conn.execute(
+                "SELECT owner_uid FROM threads WHERE id = ?", (sub.thread_id,)
+            ) as cur:
+                owner = await cur.fetchone()
+            if owner is not None and sub.sender_uid not in (None, owner["owner_uid"]):
+                raise PermissionDenied(
+                    f"thread {sub.thread_id} belongs to another user", threadId=sub.thread_id
+                )
             if sub.coalesce_key is not None:
                 async with conn.execute(
                     "SELECT id FROM deliveries WHERE thread_id = ? AND coalesce_key = ? "
@@ -152,9 +193,10 @@ class DeliveryService:
             async with conn.execute(
                 "INSERT INTO deliveries (thread_id, owner_uid, kind, agent, origin, source_kind, "
                 "source, envelope, text, notify, target_execution_id, coalesce_key, status, "
-                "created_at) SELECT id, owner_uid, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ? "
-                "FROM threads WHERE id = ? AND status = 'open' RETURNING id",
+                "created_at) SELECT id, coalesce(?, owner_uid), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "'queued', ? FROM threads WHERE id = ? AND status = 'open' RETURNING id",
                 (
+                    sub.sender_uid,
                     sub.kind,
                     agent,
                     msgspec.json.encode(sub.origin).decode(),
@@ -221,10 +263,17 @@ class DeliveryService:
             # opening a root only to be told THREAD_BUSY.
             return None
         rows = await self.d.store.fetchall(
-            "SELECT id, kind, agent, envelope, text, notify, origin FROM deliveries "
-            "WHERE thread_id = ? AND status = 'queued' ORDER BY id LIMIT ?",
+            "SELECT d.id, d.kind, d.agent, d.envelope, d.text, d.notify, d.origin, "
+            "d.owner_uid = t.owner_uid AS same_owner FROM deliveries d "
+            "JOIN threads t ON t.id = d.thread_id "
+            "WHERE d.thread_id = ? AND d.status = 'queued' ORDER BY d.id LIMIT ?",
             (thread_id, QUEUE_MAX),
         )
+        foreign = [int(r["id"]) for r in rows if not r["same_owner"]]
+        if foreign:
+            await self._fail(foreign, OTHER_OWNER)
+            log.warning("deliveries_refused", thread=thread_id, deliveries=foreign)
+            rows = [r for r in rows if r["same_owner"]]
         queued = [
             Queued(r["id"], r["kind"], r["agent"], r["envelope"], r["text"], bool(r["notify"]))
             for r in rows
@@ -266,6 +315,7 @@ class DeliveryService:
             log.warning("round_failed", thread=thread_id, error=exc.name, deliveries=len(ids))
             return None
         log.info("round_opened", thread=thread_id, execution=result.execution.id, deliveries=ids)
+        await self._landed(ids, "delivered", result.execution.id)
         return result.execution
 
     async def _fail(self, ids: list[int], reason: str) -> None:
@@ -278,6 +328,7 @@ class DeliveryService:
             )
 
         await self.d.store.write(unit)
+        await self._landed(ids, "failed", None)
 
     # waking the drain loop
 
@@ -336,9 +387,16 @@ class DeliveryService:
             return m.PendingResult(deliveries=[])
         where = (
             "thread_id = ? AND status = 'queued' AND "
-            "(target_execution_id = ? OR (target_execution_id IS NULL AND ? = 1))"
+            "(target_execution_id = ? OR (target_execution_id IS NULL AND ? = 1)) AND "
+            "owner_uid = ? AND owner_uid = (SELECT owner_uid FROM threads WHERE id = ?)"
         )
-        args = (execution["thread_id"], execution["id"], int(bool(execution["is_root"])))
+        args = (
+            execution["thread_id"],
+            execution["id"],
+            int(bool(execution["is_root"])),
+            execution["owner_uid"],
+            execution["thread_id"],
+        )
         at = self.d.clock.now_iso()
 
         async def unit(conn: aiosqlite.Connection) -> list[m.PendingDelivery]:
@@ -366,7 +424,10 @@ class DeliveryService:
                 for row in rows
             ]
 
-        return m.PendingResult(deliveries=await self.d.store.write(unit))
+        taken = await self.d.store.write(unit)
+        if taken and not params.peek:
+            await self._landed([item.id for item in taken], "injected", execution["id"])
+        return m.PendingResult(deliveries=taken)
 
 
 async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -> m.PushResult:
@@ -404,4 +465,13 @@ async def _waiting(conn: aiosqlite.Connection, thread_id: str) -> int:
     return int(row[0]) if row is not None else 0
 
 
-__all__ = ["QUEUE_MAX", "SWEEP_SECONDS", "DeliveryService", "Submission", "Submitted", "push"]
+__all__ = [
+    "QUEUE_MAX",
+    "SWEEP_SECONDS",
+    "DeliveryService",
+    "Landed",
+    "Landing",
+    "Submission",
+    "Submitted",
+    "push",
+]

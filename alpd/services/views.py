@@ -9,6 +9,7 @@ from alpd.domain.context import CompactionRecord, Snapshot
 from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
+from alpd.services.handoff_rows import thread_handoffs
 from alpd.services.history import history_level, thread_history
 from alpd.services.reports import recent_reports
 from alpd.services.rows import execution_from_row
@@ -70,4 +71,6 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
         history=summary,
         children=children,
         reports=await recent_reports(ex.d.store, params.thread_id),
+        handoffs_in=await thread_handoffs(ex.d.store, params.thread_id, "in"),
+        handoffs_out=await thread_handoffs(ex.d.store, params.thread_id, "out"),
     )

@@ -406,6 +406,45 @@ V9_SCHEDULES: Final = (
     "CREATE INDEX executions_by_owner ON executions (owner_uid, created_at)",
 )
 
+# Handoffs between threads (issue 12; the guards' rules are alpd/domain/handoff_guards.py).
+# A row is written when a send reserves its slot, in the transaction that read the pair's
+# slots, so two simultaneous sends cannot both see room; `slot` is then committed (the
+# delivery was stored, or the directive reached the inbox) or released (it failed).
+# `reserved_at` is the guards' clock (seconds since the epoch); `holder` the daemon instance
+# that reserved it (an abandoned reservation is one whose holder died). `delivery_id` links
+# the delivery that carried it: how, when and into which execution it arrived are there.
+V10_HANDOFFS: Final = (
+    """
+    CREATE TABLE handoffs (
+        id                  TEXT PRIMARY KEY,
+        owner_uid           INTEGER NOT NULL,
+        source_thread_id    TEXT NOT NULL REFERENCES threads (id),
+        source_execution_id TEXT REFERENCES executions (id),
+        target_thread_id    TEXT NOT NULL REFERENCES threads (id),
+        summary             TEXT NOT NULL,
+        artifacts           TEXT NOT NULL,
+        directive           INTEGER NOT NULL CHECK (directive IN (0, 1)),
+        chain_id            TEXT NOT NULL,
+        hop                 INTEGER NOT NULL CHECK (hop >= 1),
+        slot                TEXT NOT NULL CHECK (slot IN ('reserved', 'committed', 'released')),
+        reserved_at         REAL NOT NULL,
+        holder              TEXT NOT NULL,
+        status              TEXT NOT NULL CHECK (status IN
+                                ('sending', 'sent', 'inbox', 'confirmed', 'dismissed', 'failed')),
+        path                TEXT CHECK (path IN ('wake', 'queue', 'inbox')),
+        delivery_id         INTEGER REFERENCES deliveries (id),
+        error               TEXT,
+        created_at          TEXT NOT NULL,
+        decided_at          TEXT
+    ) STRICT
+    """,
+    "CREATE INDEX handoffs_by_pair ON handoffs (source_thread_id, target_thread_id, reserved_at)",
+    "CREATE INDEX handoffs_by_target ON handoffs (target_thread_id, created_at)",
+    "CREATE INDEX handoffs_by_chain ON handoffs (chain_id, reserved_at)",
+    "CREATE INDEX handoffs_by_delivery ON handoffs (delivery_id) WHERE delivery_id IS NOT NULL",
+    "CREATE INDEX handoffs_inbox ON handoffs (owner_uid, target_thread_id) WHERE status = 'inbox'",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -416,6 +455,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V7_DELIVERIES,
     V8_REPORTS,
     V9_SCHEDULES,
+    V10_HANDOFFS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

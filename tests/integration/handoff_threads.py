@@ -1,0 +1,135 @@
+"""Threads for the handoff tests: a daemon whose agents are scripts, and helpers.
+
+Agent `watch` copies the prompt it gets on stdin to `work/stdin-$ALP_EXECUTION_ID`; `hold`
+does too, then runs until the file `work/release` exists (a busy thread). `taker` waits for
+`work/go`, then asks `delivery/pending` as a runtime hook would and writes what it took to
+`work/taken-$ALP_EXECUTION_ID`. `decider` tries to confirm the inbox item named in
+`work/item` from inside its run, logging alp's answer to `work/decider.log`.
+Agent `relay` does that too, then hands off back to the thread that woke it (found from the
+envelope line of its prompt) with `alp handoff`, logging what alp answered: two relay threads
+play the ping-pong the loop guards must stop. Agent `flaky` runs a program that
+exists or, with `write_config(broken=True)` and a reload, one that does not: then every
+delivery to its thread fails before it is stored.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from polling import wait_for
+
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+ALP = f"{sys.executable} -m alpctl"
+
+CONFIG = """
+[handoff]
+pairQuota = {quota}
+
+[agents.watch]
+runtime = "command"
+args = ["sh", "-c", "cat > \\"{work}/stdin-$ALP_EXECUTION_ID\\""]
+
+[agents.relay]
+runtime = "command"
+args = ["sh", "-c", '''
+p="$(cat)"; printf %s "$p" > "{work}/stdin-$ALP_EXECUTION_ID"
+case "$p" in *'handoff from thread "ping"'*) to=ping ;; *'from thread "pong"'*) to=pong ;;
+  *) exit 0 ;; esac
+{alp} handoff "$to" -- "reply from $ALP_THREAD_ID" >> "{work}/relay.log" 2>&1
+echo "exit $?" >> "{work}/relay.log"
+''']
+
+[agents.hold]
+runtime = "command"
+args = ["sh", "-c", "cat > \\"{work}/stdin-$ALP_EXECUTION_ID\\"; while [ ! -f \\"{work}/release\\" ]; do sleep 0.05; done"]
+
+[agents.taker]
+runtime = "command"
+args = ["sh", "-c", '''
+while [ ! -f "{work}/go" ]; do sleep 0.05; done
+{python} -c 'import json, os, sys; from alpctl.client import Client
+with Client.connect(os.environ["ALP_SOCKET"]) as c: json.dump(c.call("delivery/pending", {{}}), sys.stdout)' > "{work}/taken-$ALP_EXECUTION_ID"
+''']
+
+[agents.decider]
+runtime = "command"
+args = ["sh", "-c", '''
+{alp} inbox confirm "$(cat "{work}/item")" > "{work}/decider.log" 2>&1; echo "exit $?" >> "{work}/decider.log"
+''']
+
+[agents.flaky]
+runtime = "command"
+args = {flaky}
+"""  # noqa: E501
+
+#: the `flaky` agent's arguments: a program that runs, or one that does not exist
+WORKING = '["sh", "-c", "cat > /dev/null"]'
+BROKEN = '["/nonexistent/flaky-program"]'
+
+
+def write_config(base: Path, *, quota: int = 6, broken: bool = False) -> Path:
+    path = base / "config.toml"
+    flaky = BROKEN if broken else WORKING
+    path.write_text(
+        CONFIG.format(work=base / "work", alp=ALP, python=sys.executable, quota=quota, flaky=flaky)
+    )
+    return path
+
+
+@contextmanager
+def handoff_daemon(base: Path, *, quota: int = 6) -> Iterator[DaemonProcess]:
+    """alpd with the agents above; their files go to `base/work`."""
+    (base / "work").mkdir(exist_ok=True)
+    config = write_config(base, quota=quota)
+    with running_daemon(base, extra_args=["--config", str(config)]) as daemon:
+        yield daemon
+
+
+def call(d: DaemonProcess, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    result = d.call(method, params)
+    assert isinstance(result, dict)
+    return result
+
+
+def roots(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:
+    return list(call(d, "thread/show", {"threadId": thread_id})["roots"])
+
+
+def settled(d: DaemonProcess, thread_id: str) -> bool:
+    return all(root["status"] == "settled" for root in roots(d, thread_id))
+
+
+def thread(d: DaemonProcess, work: Path, title: str, agent: str | None = "watch") -> str:
+    """A thread titled `title` whose last root ran `agent` (so deliveries run it too)."""
+    made = call(d, "thread/create", {"title": title, "cwd": str(work)})
+    if agent is not None:
+        call(d, "thread/push", {"threadId": made["id"], "text": "seed", "source": "setup",
+                                "agent": agent})  # fmt: skip
+        wait_for(lambda: settled(d, made["id"]), what=f"{title}'s first root")
+    return str(made["id"])
+
+
+def blocker(d: DaemonProcess, work: Path, thread_id: str) -> str:
+    """Make the thread busy with a `hold` root (until `work/release` exists)."""
+    pushed = call(d, "thread/push", {"threadId": thread_id, "text": "hold on", "source": "setup",
+                                     "agent": "hold"})  # fmt: skip
+    return str(pushed["execution"]["id"])
+
+
+def prompt_of(d: DaemonProcess, work: Path, execution_id: str) -> str:
+    """The prompt a `watch` or `relay` run got (once it has settled)."""
+    d.call("execution/wait", {"executionId": execution_id, "timeout": 60})
+    return (work / f"stdin-{execution_id}").read_text()
+
+
+def handoff(d: DaemonProcess, target: str, summary: str, **extra: Any) -> dict[str, Any]:
+    return call(d, "handoff/send", {"target": target, "summary": summary, **extra})
+
+
+def show(d: DaemonProcess, thread_id: str) -> dict[str, Any]:
+    return call(d, "thread/show", {"threadId": thread_id})
