@@ -1,13 +1,13 @@
 """`alp mcp`: alp's tools for the agent inside a run, as a stdio MCP server.
 
 alpd registers this server in every `claude` and `codex` run it launches (the runtime
-adapters write the registration), so the model sees `pin`, `context`, `search` and
-`delegate` with no setup. Each tool call is one JSON-RPC round trip to alpd over the socket,
-on a fresh connection (a restarted daemon costs nothing but that call). Authority is the
-daemon's, exactly as for `alp context pin`: this process is a descendant of the run, so alpd
-finds the execution by process ancestry; started anywhere else, `pin` and `delegate` answer
-`PIN_OUTSIDE_EXECUTION`. The thread and execution ids in the environment are labels, used
-only to say which thread's context to read.
+adapters write the registration), so the model sees `pin`, `context`, `search`, `delegate`,
+`handoff` and `inbox` with no setup. Each tool call is one JSON-RPC round trip to alpd over
+the socket, on a fresh connection (a restarted daemon costs nothing but that call). Authority
+is the daemon's, exactly as for `alp context pin`: this process is a descendant of the run,
+so alpd finds the execution by process ancestry; started anywhere else, `pin`, `delegate`
+and `handoff` answer `PIN_OUTSIDE_EXECUTION`. The thread and execution ids in the
+environment are labels, used only to say which thread's context (and inbox) to read.
 
 Tool errors reach the model as tool results marked as errors, starting with the error's name
 (`PIN_OUTSIDE_EXECUTION: …`), so it can act on them.
@@ -25,7 +25,7 @@ from typing import Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from alpctl import render
+from alpctl import handoff_render, render
 from alpctl.client import Client, DaemonUnreachable, ForeignDaemon, RpcError
 
 Call = Callable[[str, dict[str, Any]], Any]
@@ -65,6 +65,24 @@ DELEGATE_DESCRIPTION = (
     "Start a delegated child run for another agent (one your agent definition lists in "
     "delegatesTo) with a task. The child runs headless with its own policy; its pins join "
     "this run's. Returns the child's execution id."
+)
+
+HANDOFF_DESCRIPTION = (
+    "Hand a summary of what this thread learned to ANOTHER of the person's threads (named by "
+    "its title or id), when that thread needs it: a verdict for the thread that builds, a "
+    "number that crossed a threshold for the thread that acts. At most 4 KiB: say what was "
+    "found and why it matters, self-contained. Files stay where they are: list their paths "
+    "in `artifacts` (inside this thread's workspace), never paste them. The other thread "
+    "reads it as context from the person's own session, not as orders; set `directive` when "
+    "you ask it to act, and it then waits for the person to confirm. Chains of replies stop "
+    "after 3 hops (HANDOFF_LOOP) and a pair of threads takes at most 6 per 10 minutes "
+    "(HANDOFF_RATE_LIMITED): do not reply to a handoff just to acknowledge it."
+)
+
+INBOX_DESCRIPTION = (
+    "List the directive handoffs that wait for the person's confirmation (this thread's, or "
+    "all with all_threads). You cannot confirm or dismiss them: only the person can, from "
+    "their own shell (`alp inbox confirm ID`). Tell them when one waits."
 )
 
 PinKindName = Literal["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
@@ -107,6 +125,26 @@ class AlpTools:
         result = self._rpc("execution/delegate", {"agent": agent, "task": task})
         return render.execution(result["execution"])
 
+    def handoff(
+        self,
+        target: str,
+        summary: str,
+        artifacts: list[str] | None = None,
+        directive: bool = False,
+    ) -> str:
+        params = {
+            "target": target,
+            "summary": summary,
+            "artifacts": [os.path.abspath(path) for path in artifacts or []],
+            "directive": directive,
+            "door": "mcp",
+        }
+        return handoff_render.sent(self._rpc("handoff/send", params))
+
+    def inbox(self, all_threads: bool = False) -> str:
+        params = {"thread": self._thread_id} if self._thread_id and not all_threads else {}
+        return handoff_render.inbox(self._rpc("inbox/list", params))
+
 
 def socket_call(socket_path: str) -> Call:
     def call(method: str, params: dict[str, Any]) -> Any:
@@ -122,6 +160,8 @@ def build_server(tools: AlpTools) -> MCPServer:
     server.add_tool(tools.context, name="context", description=CONTEXT_DESCRIPTION)
     server.add_tool(tools.search, name="search", description=SEARCH_DESCRIPTION)
     server.add_tool(tools.delegate, name="delegate", description=DELEGATE_DESCRIPTION)
+    server.add_tool(tools.handoff, name="handoff", description=HANDOFF_DESCRIPTION)
+    server.add_tool(tools.inbox, name="inbox", description=INBOX_DESCRIPTION)
     return server
 
 

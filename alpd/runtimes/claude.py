@@ -33,13 +33,15 @@ from alpd.runtimes.mcp import SERVER_NAME, write_claude_mcp_config
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
 #: alp's own commands a run may always call. They grant nothing beyond the policy: the
-#: daemon itself checks that a pin lands only in the caller's own execution and that a
-#: delegation is in the policy's delegatesTo. Without them Claude Code's default permission
-#: mode refuses the Bash call in `-p` runs, and no work state could be pinned.
+#: daemon itself checks that a pin lands only in the caller's own execution, that a
+#: delegation is in the policy's delegatesTo, and a handoff's owner and loop guards.
+#: Without them Claude Code's default permission mode refuses the Bash call in `-p` runs,
+#: and no work state could be pinned.
 ALP_TOOLS = (
     "Bash(alp context pin:*)",
     "Bash(alp delegate:*)",
     "Bash(alp thread show:*)",
+    "Bash(alp handoff:*)",
     f"mcp__{SERVER_NAME}",
 )
 _MAX_ENCODED = 200

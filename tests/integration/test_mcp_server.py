@@ -39,7 +39,7 @@ def text_of(result: Any) -> str:
 def test_alp_mcp_lists_alps_tools_with_descriptions_for_a_model(alpd: DaemonProcess) -> None:
     tools, _ = run_session(alpd.socket_path)
     by_name = {tool.name: tool for tool in tools}
-    assert set(by_name) == {"pin", "context", "search", "delegate"}
+    assert set(by_name) == {"pin", "context", "search", "delegate", "handoff", "inbox"}
     pin = by_name["pin"]
     assert "ONLY thing the next run" in (pin.description or "")
     kinds = pin.input_schema["properties"]["kind"]["enum"]
@@ -47,13 +47,17 @@ def test_alp_mcp_lists_alps_tools_with_descriptions_for_a_model(alpd: DaemonProc
 
 
 def test_a_pin_from_outside_a_run_gets_the_named_error(alpd: DaemonProcess) -> None:
-    _, (pin, delegate) = run_session(
+    _, (pin, delegate, handoff, inbox) = run_session(
         alpd.socket_path,
         ("pin", {"kind": "decision", "text": "from nowhere"}),
         ("delegate", {"agent": "coder", "task": "anything"}),
+        ("handoff", {"target": "build", "summary": "from nowhere"}),
+        ("inbox", {}),
     )
     assert pin.is_error and "PIN_OUTSIDE_EXECUTION" in text_of(pin)
     assert delegate.is_error and "PIN_OUTSIDE_EXECUTION" in text_of(delegate)
+    assert handoff.is_error and "PIN_OUTSIDE_EXECUTION" in text_of(handoff)
+    assert not inbox.is_error and text_of(inbox) == "your inbox is empty"
     cli = alpd.cli("context", "pin", "decision", "--", "from nowhere")
     assert cli.returncode == 1 and "PIN_OUTSIDE_EXECUTION" in cli.stderr
 
