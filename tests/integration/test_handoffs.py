@@ -6,6 +6,7 @@ waits in the inbox for the person; ping-pong between two agents stops at the hop
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -198,3 +199,58 @@ def test_ping_pong_between_two_agents_stops_at_the_hop_bound(d: DaemonProcess, w
     assert hops() == [1, 2, 3]
     text = log.read_text()
     assert text.count("exit 0") == 2 and text.count("exit 1") == 1, text
+
+
+def test_deliveries_and_the_inbox_are_announced_to_subscribers(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread(d, work, "monitor")
+    trading = thread(d, work, "trading")
+    with d.client() as events:
+        events.call("events/subscribe", {"events": ["handoff/delivered", "inbox/changed",
+                                                    "thread/report"]})  # fmt: skip
+        notes = events.notifications()
+        woke = handoff(d, trading, "fyi: volume is up", **{"from": "monitor"})
+        delivered = next(notes)
+        assert delivered["method"] == "handoff/delivered"
+        assert delivered["params"]["handoff"]["id"] == woke["handoff"]["id"]
+        assert delivered["params"]["handoff"]["deliveredExecutionId"] == woke["execution"]["id"]
+        report = next(notes)  # the woken run's report is announced: the person is told
+        assert report["method"] == "thread/report"
+        assert report["params"]["report"]["executionId"] == woke["execution"]["id"]
+        held = handoff(d, trading, "sell", directive=True, **{"from": "monitor"})["handoff"]
+        added = next(notes)
+        assert (added["method"], added["params"]["change"]) == ("inbox/changed", "added")
+        assert added["params"]["item"]["id"] == held["id"]
+        call(d, "inbox/confirm", {"id": held["id"]})
+        seen = {(n["method"], n["params"].get("change")) for n in (next(notes), next(notes))}
+        assert seen == {("handoff/delivered", None), ("inbox/changed", "confirmed")}
+
+
+def test_alp_handoff_and_alp_inbox_on_the_command_line(d: DaemonProcess, work: Path) -> None:
+    thread(d, work, "research")
+    build = thread(d, work, "build")
+    (work / "notes.md").write_text("numbers\n")
+    sent = d.cli("handoff", "build", "--from", "research", "--artifact", "notes.md", "--",
+                 "use", "the", "numbers", cwd=str(work))  # fmt: skip
+    assert sent.returncode == 0, sent.stderr
+    assert "woke build" in sent.stdout and "(push) reads it" in sent.stdout
+    [h] = show(d, build)["handoffsIn"]
+    assert h["summary"] == "use the numbers"
+    assert h["artifacts"][0]["path"] == str((work / "notes.md").resolve())
+    piped = d.cli("handoff", "build", "--from", "research", "--directive", "--json",
+                  input="run the migration\n")  # fmt: skip
+    assert piped.returncode == 0, piped.stderr
+    item = json.loads(piped.stdout)["handoff"]
+    assert item["status"] == "inbox" and item["summary"] == "run the migration"
+    listed = d.cli("inbox")
+    assert listed.returncode == 0 and item["id"] in listed.stdout
+    assert "run the migration" in listed.stdout and "for build" in listed.stdout
+    too_big = d.cli("handoff", "build", "--from", "research", "--", "x" * 5000)
+    assert too_big.returncode == 1 and "HANDOFF_TOO_LARGE" in too_big.stderr
+    assert "5000 bytes" in too_big.stderr
+    assert d.cli("inbox", "confirm").returncode == 2
+    dismissed = d.cli("inbox", "dismiss", item["id"])
+    assert dismissed.returncode == 0 and "dismissed" in dismissed.stdout
+    assert d.cli("inbox").stdout.strip() == "your inbox is empty"
+    assert "--directive" in d.cli("handoff", "--help").stdout

@@ -56,6 +56,7 @@ FILTERED_COLUMNS = {
     ("deliveries", "text"),
     ("reports", "message"),
     ("schedules", "prompt"),
+    ("handoffs", "summary"),
 }
 _ID = "an id alpd or a runtime generated"
 _TIME = "a timestamp alpd wrote"
@@ -180,6 +181,19 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("schedules", "last_fire_at"): _TIME,
     ("schedules", "created_at"): _TIME,
     ("schedules", "updated_at"): _TIME,
+    ("handoffs", "id"): _ID,
+    ("handoffs", "source_thread_id"): _ID,
+    ("handoffs", "source_execution_id"): _ID,
+    ("handoffs", "target_thread_id"): _ID,
+    ("handoffs", "artifacts"): "paths in the source's workspace, sizes and sha256 digests",
+    ("handoffs", "chain_id"): _ID,
+    ("handoffs", "slot"): _ENUM,
+    ("handoffs", "holder"): "the id of the alpd instance that reserved the slot",
+    ("handoffs", "status"): _ENUM,
+    ("handoffs", "path"): _ENUM,
+    ("handoffs", "error"): "the message of a domain error alpd raised: alpd's words and ids",
+    ("handoffs", "created_at"): _TIME,
+    ("handoffs", "decided_at"): _TIME,
     **{
         (f"search_{index}{table}", column): _FTS
         for index in ("words", "cjk")
@@ -291,6 +305,14 @@ def run_scenario(d: DaemonProcess, work: Path) -> None:
             lambda: db.execute("SELECT count(*) FROM reports").fetchone()[0],
             what="the push's report",
         )
+    # A handoff whose summary holds a token, held in the target's inbox: stored filtered.
+    target = d.call("thread/create", {"title": "build", "cwd": str(work)})
+    assert isinstance(target, dict)
+    d.call(
+        "handoff/send",
+        {"target": target["id"], "summary": f"deploy key {TOKEN}", "directive": True,
+         "from": thread_id},
+    )  # fmt: skip
     # A schedule whose prompt holds a token: stored filtered (it never fires here).
     d.call(
         "schedule/create",
