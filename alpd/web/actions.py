@@ -38,8 +38,12 @@ class Actions:
         return [
             Route("/t/{thread_id}/continue", self.continue_, methods=["POST"]),
             Route("/t/{thread_id}/push", self.push, methods=["POST"]),
+            Route("/t/{thread_id}/clear", self.clear, methods=["POST"]),
+            Route("/t/{thread_id}/undo", self.undo, methods=["POST"]),
             Route("/schedules/{schedule_id}/pause", self.pause, methods=["POST"]),
             Route("/schedules/{schedule_id}/resume", self.resume, methods=["POST"]),
+            Route("/inbox/{item_id}/confirm", self.confirm, methods=["POST"]),
+            Route("/inbox/{item_id}/dismiss", self.dismiss, methods=["POST"]),
         ]
 
     async def _on_thread(
@@ -72,6 +76,12 @@ class Actions:
             lambda form: {"text": form.get("text", ""), "source": PUSH_SOURCE, "door": DOOR},
         )
 
+    async def clear(self, request: Request) -> Response:
+        return await self._on_thread(request, "thread/clear", lambda form: {"door": DOOR})
+
+    async def undo(self, request: Request) -> Response:
+        return await self._on_thread(request, "thread/undo", lambda form: {"door": DOOR})
+
     async def _on_schedule(self, request: Request, method: str) -> Response:
         try:
             await self.door.call(method, schedule_id=request.path_params["schedule_id"])
@@ -84,3 +94,16 @@ class Actions:
 
     async def resume(self, request: Request) -> Response:
         return await self._on_schedule(request, "schedule/resume")
+
+    async def _on_inbox(self, request: Request, method: str) -> Response:
+        try:
+            await self.door.call(method, id=request.path_params["item_id"])
+        except AlpError as exc:
+            return await self.pages.inbox(request, error=exc)
+        return RedirectResponse("/inbox", status_code=303)
+
+    async def confirm(self, request: Request) -> Response:
+        return await self._on_inbox(request, "inbox/confirm")
+
+    async def dismiss(self, request: Request) -> Response:
+        return await self._on_inbox(request, "inbox/dismiss")

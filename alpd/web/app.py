@@ -47,6 +47,7 @@ def routes(door: Door, streams: EventStreams) -> list[BaseRoute]:
         Route("/search", pages.search),
         Route("/ps", pages.running),
         Route("/schedules", pages.schedules),
+        Route("/inbox", pages.inbox),
         Route("/events", streams.endpoint),
         *actions.routes(),
         Mount("/static", StaticFiles(packages=[("alpd.web", "static")]), name="static"),

@@ -155,3 +155,19 @@ class Pages:
             href="/schedules",
             now=_now(),
         )
+
+    async def inbox(self, request: Request, *, error: AlpError | None = None) -> Response:
+        try:
+            listed: m.InboxListResult = await self.door.call("inbox/list")
+        except AlpError as exc:
+            return error_page(exc, "Inbox")
+        return render(
+            "inbox.html",
+            status=http_status(error.name) if error else 200,
+            title="Inbox",
+            items=listed.items,
+            error=error,
+            live="/events",
+            href="/inbox",
+            now=_now(),
+        )

@@ -193,3 +193,24 @@ def test_the_pages_are_readable_at_phone_width(daemon: DaemonProcess, browser_pa
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, (path, overflow)
     screenshot(page, "phone-thread")
+
+
+def test_confirm_an_inbox_item(daemon: DaemonProcess, browser_page: Any, tmp_path: Path) -> None:
+    page = browser_page
+    cli_json(daemon, "thread", "create", "--title", "monitor")
+    trading = cli_json(daemon, "thread", "create", "--title", "trading")
+    (tmp_path / "release").write_text("go\n")
+    cli_json(daemon, "thread", "continue", trading["id"], "--agent", "blocker", "--headless",
+             "--prompt", "first")  # fmt: skip
+    held = cli_json(daemon, "handoff", "trading", "--directive", "--from", "monitor", "--",
+                    "Sell at 42: the threshold broke")["handoff"]  # fmt: skip
+    web = open_page(daemon)
+    log_in(page, web)
+    page.get_by_role("link", name="Inbox").click()
+    item = page.locator(f"#item-{held['id']}")
+    item.wait_for()
+    assert "Sell at 42" in item.inner_text()
+    screenshot(page, "inbox")
+    item.get_by_role("button", name="Confirm").click()
+    page.get_by_text("Nothing waits").wait_for()
+    assert cli_json(daemon, "inbox")["items"] == []

@@ -158,3 +158,42 @@ def test_the_daemon_stops_cleanly_with_a_stream_open(d: DaemonProcess) -> None:
     assert d.stop(timeout=20) == 0
     assert "Traceback" not in d.log_text()
     connection.close()
+
+
+def test_clear_and_undo_from_the_page_are_the_cli_steps(d: DaemonProcess) -> None:
+    thread = cli_json(d, "thread", "create", "--title", "t")
+    page = open_page(d)
+    cookie = page.log_in()
+    path = f"/t/{thread['id']}"
+    cleared = page.request("POST", f"{path}/clear", cookie=cookie, origin=page.origin)
+    assert cleared.status == 303, cleared.body[:300]
+    after = cli_json(d, "thread", "show", thread["id"])["thread"]
+    assert after["contextRevision"] == thread["contextRevision"] + 1
+    undone = page.request("POST", f"{path}/undo", cookie=cookie, origin=page.origin)
+    assert undone.status in (303, 400, 404, 409), undone.body[:300]
+    if undone.status != 303:
+        assert re.search(r"<strong>[A-Z_]+</strong>", undone.body)
+
+
+def test_the_inbox_page_confirms_and_dismisses(d: DaemonProcess) -> None:
+    cli_json(d, "thread", "create", "--title", "monitor")
+    target = cli_json(d, "thread", "create", "--title", "target")
+    cli_json(
+        d, "thread", "continue", target["id"], "--agent", "echo", "--headless", "--prompt", "x"
+    )
+    held = [
+        cli_json(d, "handoff", "target", "--directive", "--from", "monitor", "--", text)["handoff"]
+        for text in ("confirm me", "dismiss me")
+    ]
+    page = open_page(d)
+    cookie = page.log_in()
+    listed = page.request("GET", "/inbox", cookie=cookie)
+    assert "confirm me" in listed.body and "dismiss me" in listed.body
+    for item, action in zip(held, ("confirm", "dismiss"), strict=True):
+        done = page.request("POST", f"/inbox/{item['id']}/{action}", cookie=cookie,
+                            origin=page.origin)  # fmt: skip
+        assert done.status == 303, done.body[:300]
+    assert cli_json(d, "inbox")["items"] == []
+    again = page.request("POST", f"/inbox/{held[0]['id']}/confirm", cookie=cookie,
+                         origin=page.origin)  # fmt: skip
+    assert again.status == 404 and "INBOX_ITEM_NOT_FOUND" in again.body

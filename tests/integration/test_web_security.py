@@ -33,6 +33,7 @@ def every_route() -> list[tuple[str, str]]:
             continue
         assert isinstance(route, Route)
         path = route.path.replace("{thread_id}", "thread_x").replace("{schedule_id}", "sch_x")
+        path = path.replace("{item_id}", "hnd_x")
         found += [(method, path) for method in sorted(route.methods or ()) if method != "HEAD"]
     return found
 
@@ -46,6 +47,7 @@ def test_the_route_list_covers_pages_actions_events_and_static() -> None:
     paths = {path for _, path in every_route()}
     assert {"/", "/t/thread_x", "/search", "/ps", "/schedules", "/events"} <= paths
     assert {"/t/thread_x/continue", "/t/thread_x/push", *STATIC_FILES} <= paths
+    assert {"/inbox", "/inbox/hnd_x/confirm", "/t/thread_x/clear", "/t/thread_x/undo"} <= paths
 
 
 def test_without_the_cookie_every_route_is_401(page: WebPage) -> None:
