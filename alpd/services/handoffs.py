@@ -81,10 +81,9 @@ class HandoffService:
             roots.append(decode_policy(bytes(execution["policy"])).workspace)
         artifacts = await describe_artifacts(params.artifacts, roots)
         label = source_label(source["title"])
-        handoff_id = await self._reserve(
+        handoff_id, sent_at = await self._reserve(
             caller, params, source, target, execution, summary, artifacts
         )
-        sent_at = (await handoff_by_id(self.d.store, handoff_id)).sent_at
         try:
             if params.directive:
                 await hold(self.d, handoff_id)
@@ -159,14 +158,15 @@ class HandoffService:
         execution: sqlite3.Row | None,
         summary: str,
         artifacts: list[Artifact],
-    ) -> str:
+    ) -> tuple[str, str]:
+        """Admit the send and write it with its slot reserved: (its id, when it was sent)."""
         limits = self.limits
         moment = self.d.clock.now()
         now = moment.timestamp()
         handoff_id = self.d.clock.new_id("handoff_")
         chain_id = self.d.clock.new_id("chain_")
 
-        async def unit(conn: aiosqlite.Connection) -> str:
+        async def unit(conn: aiosqlite.Connection) -> tuple[str, str]:
             rows: dict[str, sqlite3.Row] = {}
             for thread_id in (source["id"], target["id"]):
                 async with conn.execute(
@@ -228,7 +228,7 @@ class HandoffService:
                     _iso(now),
                 ),
             )
-            return handoff_id
+            return handoff_id, _iso(now)
 
         return await self.d.store.write(unit)
 
