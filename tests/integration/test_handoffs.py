@@ -194,7 +194,8 @@ def test_ping_pong_between_two_agents_stops_at_the_hop_bound(d: DaemonProcess, w
         return sorted(x["hop"] for x in sent if x["chainId"] == chain)
 
     log = work / "relay.log"
-    wait_for(lambda: log.exists() and "HANDOFF_LOOP" in log.read_text(), what="the 4th hop")
+    # Four runs one after another, each starting `alp`: generous on a loaded machine.
+    wait_for(lambda: log.exists() and "HANDOFF_LOOP" in log.read_text(), 180, what="the 4th hop")
     wait_for(lambda: settled(d, ping) and settled(d, pong))
     assert hops() == [1, 2, 3]
     text = log.read_text()
