@@ -124,9 +124,10 @@ def ps(result: dict[str, Any]) -> str:
     lines.append(f"QUEUED {len(queued)}")
     for item in queued:
         title = item.get("threadTitle") or item["threadId"]
+        how = "for its hook" if item.get("route") == "inject" else "for its settle"
         lines.append(
             f"  {item['kind']:<11} from {item['source']:<30} since {local_time(item['queuedAt'])}"
-            f"  {title}"
+            f"  {how:<14} {title}"
         )
     schedules = result["schedules"]
     lines.append(f"SCHEDULES {len(schedules)}")

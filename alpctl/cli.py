@@ -46,11 +46,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    if argv[:2] == ["hook", "session-start"]:
-        from alpctl.hooks import session_start
+    if len(argv) == 2 and argv[0] == "hook":
+        from alpctl.hooks import run
 
-        sys.stdout.write(session_start(sys.stdin, os.environ))
-        return EXIT_OK
+        if run(argv[1], sys.stdin, sys.stdout, os.environ):
+            return EXIT_OK
     args = parse(argv)
     inv = Invocation(args)
     try:

@@ -624,7 +624,10 @@ class HistorySearchResult(Wire):
 
 # thread/push, delivery/pending (issue 10)
 
-DeliveryStatus = Literal["started", "queued", "coalesced"]
+#: `started`: an idle thread was woken; `injecting`: its running root takes it mid-work (its
+#: runtime's hook), or the next round if the run ends first; `queued`: it waits for the
+#: running root to settle; `coalesced`: the same waiting delivery was already queued
+DeliveryStatus = Literal["started", "injecting", "queued", "coalesced"]
 
 
 class PushParams(Wire):
@@ -642,7 +645,6 @@ class PushParams(Wire):
 
 class PushResult(Wire):
     delivery_id: int
-    #: `started`: an idle thread was woken; `queued`: it waits for the running root to settle
     status: DeliveryStatus
     #: deliveries of the thread still waiting (this one included when queued)
     waiting: int
@@ -664,6 +666,27 @@ class PendingDelivery(Wire):
 
 class PendingResult(Wire):
     deliveries: list[PendingDelivery]
+    #: the deliveries as one text for the runtime: a line saying what it is, then each
+    #: envelope and its text ("" when nothing waits)
+    context: str = ""
+    #: the hand-out is held for the caller until then; acknowledge it (`delivery/ack`) once
+    #: the runtime has the text, else it is handed out again
+    lease_until: str | None = None
+
+
+#: a hook acknowledges what one hand-out gave it (at most 100 deliveries)
+AckIds = Annotated[list[int], msgspec.Meta(max_length=100)]
+
+
+class AckParams(Wire):
+    ids: AckIds
+
+
+class AckResult(Wire):
+    #: the deliveries now recorded as injected into the caller's run (each exactly once)
+    acked: list[int]
+    #: those that were not (lease lost: handed out again, or delivered by a round meanwhile)
+    missed: list[int]
 
 
 # schedule/* (issue 10)
@@ -786,7 +809,8 @@ class PsJob(Wire):
 
 
 class PsDelivery(Wire):
-    """A delivery waiting for its thread's running root to settle."""
+    """A delivery waiting for its thread's running root: its hook (`route` inject) or its
+    settle (`route` queue)."""
 
     id: int
     thread_id: str
@@ -794,6 +818,7 @@ class PsDelivery(Wire):
     source: str
     queued_at: str
     thread_title: str | None = None
+    route: str | None = None
 
 
 class PsSchedule(Wire):

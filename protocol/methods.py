@@ -195,7 +195,15 @@ METHODS: dict[str, MethodSpec] = {
     "delivery/pending": MethodSpec(
         m.PendingParams,
         m.PendingResult,
-        "from inside a run: the deliveries waiting for it (taken unless peek)",
+        "from inside a run (its runtime's hook): the deliveries waiting for it, leased to it "
+        "until acknowledged (unless peek)",
+        errors=("PIN_OUTSIDE_EXECUTION",),
+    ),
+    "delivery/ack": MethodSpec(
+        m.AckParams,
+        m.AckResult,
+        "from inside a run: the runtime has what delivery/pending handed out; record it "
+        "injected, exactly once",
         errors=("PIN_OUTSIDE_EXECUTION",),
     ),
     "handoff/send": MethodSpec(

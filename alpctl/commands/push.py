@@ -67,6 +67,11 @@ def pushed(result: dict[str, Any]) -> str:
     if result["status"] == "started":
         return f"woke the thread: {result['execution']['id']} (push) is running"
     waiting = result["waiting"]
+    if result["status"] == "injecting":
+        return (
+            f"injecting (delivery {result['deliveryId']}): the running root takes it at its next "
+            "tool call; if it ends first, the thread's next round delivers it"
+        )
     return (
         f"queued (delivery {result['deliveryId']}): the thread is busy; {waiting} "
         f"deliver{'y waits' if waiting == 1 else 'ies wait'} for its next round"

@@ -135,6 +135,9 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def inbox_dismiss(session: Session, params: m.InboxItemRef) -> m.Handoff:
         return await rt.inbox.dismiss(session.caller, params)
 
+    async def ack(session: Session, params: m.AckParams) -> m.AckResult:
+        return await rt.delivery.ack(session.caller, params)
+
     async def show(session: Session, params: m.ThreadShowParams) -> m.ThreadShowResult:
         return await views.show(ex, session.caller, params)
 
@@ -238,6 +241,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "inbox/list": inbox_list,
         "inbox/confirm": inbox_confirm,
         "inbox/dismiss": inbox_dismiss,
+        "delivery/ack": ack,
         "thread/show": show,
         "thread/context": context,
         "thread/reconcile": reconcile,

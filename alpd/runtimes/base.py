@@ -74,6 +74,9 @@ class RuntimeAdapter(Protocol):
     name: str
     supports_interactive: bool
     supports_headless: bool
+    #: whether a running root takes deliveries mid-work (a hook alp installs asks
+    #: `delivery/pending`); False: they wait for the next round
+    takes_injection: bool
     #: what to tell a user whose machine lacks the program
     install_hint: str
 

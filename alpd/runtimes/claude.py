@@ -3,8 +3,11 @@
 We choose the native session id up front (`--session-id`), so the transcript path is known
 before the run starts: `$CLAUDE_CONFIG_DIR/projects/<encoded realpath cwd>/<id>.jsonl`
 (docs/runtimes.md). The session context goes in as system-prompt text
-(`--append-system-prompt-file`), never as a user message. A SessionStart hook (through
-`--settings`) re-injects it when Claude Code compacts the conversation (`source: compact`).
+(`--append-system-prompt-file`), never as a user message. Hooks installed through
+`--settings`: SessionStart re-injects it when Claude Code compacts the conversation (`source:
+compact`); PostToolUse (after every tool call) and UserPromptSubmit ask alpd for the
+deliveries waiting for the run (`alp hook deliver`), whose answer Claude Code adds to the very
+next model request — measured with 2.1.328: a `system` message after the tool result.
 Headless runs use `-p … --output-format stream-json --verbose` with stdin /dev/null (an open
 stdin costs a 3 s wait).
 """
@@ -85,17 +88,32 @@ def transcript_path(env: dict[str, str], cwd: str, session_id: str) -> Path:
     return config_dir(env) / "projects" / project / f"{session_id}.jsonl"
 
 
-def compaction_hook_settings() -> str:
-    """`--settings` JSON installing alp's SessionStart hook for compactions only."""
-    command = f"{sys.executable} -m alpctl hook session-start"
-    hook = {"matcher": "compact", "hooks": [{"type": "command", "command": command}]}
-    return json.dumps({"hooks": {"SessionStart": [hook]}}, separators=(",", ":"))
+#: seconds Claude Code waits for `alp hook deliver` (its default is 60): a stuck daemon must
+#: not hold the run up; what was not handed out waits for the next call or round
+DELIVER_HOOK_TIMEOUT = 10
+
+
+def hook_settings() -> str:
+    """`--settings` JSON installing alp's hooks: SessionStart for compactions only, and the
+    delivery hook after each tool call and on each prompt."""
+
+    def command(name: str, **extra: object) -> dict[str, object]:
+        return {"type": "command", "command": f"{sys.executable} -m alpctl hook {name}", **extra}
+
+    deliver = command("deliver", timeout=DELIVER_HOOK_TIMEOUT)
+    hooks = {
+        "SessionStart": [{"matcher": "compact", "hooks": [command("session-start")]}],
+        "PostToolUse": [{"matcher": "*", "hooks": [deliver]}],
+        "UserPromptSubmit": [{"hooks": [deliver]}],
+    }
+    return json.dumps({"hooks": hooks}, separators=(",", ":"))
 
 
 class ClaudeRuntime:
     name = "claude"
     supports_interactive = True
     supports_headless = True
+    takes_injection = True
     install_hint = (
         "install Claude Code (`npm install -g @anthropic-ai/claude-code`) or set "
         "[runtimes.claude] command in config.toml"
@@ -112,7 +130,7 @@ class ClaudeRuntime:
             argv += ["--output-format", "stream-json", "--verbose"]
         argv += ["--session-id", session_id]
         argv += ["--append-system-prompt-file", str(ctx.session_context_path)]
-        argv += ["--settings", compaction_hook_settings()]
+        argv += ["--settings", hook_settings()]
         argv += ["--mcp-config", write_claude_mcp_config(ctx)]
         argv += ["--allowedTools", ",".join((*policy.allowed_tools, *ALP_TOOLS))]
         if policy.disallowed_tools:

@@ -7,6 +7,10 @@ of computing the day). The session context is delivered as developer instruction
 (`-c developer_instructions="…"`): Codex re-sends them with every model request, so its own
 compaction cannot drop them — the reason we install no SessionStart hook for Codex (its hooks
 only run once trusted, and bypassing trust would also run a repository's unreviewed hooks).
+For the same reason a running Codex root takes no deliveries mid-work (`takes_injection`):
+codex-cli 0.169.0 runs a hook alp passes only if the person trusted its exact definition, or
+with `--dangerously-bypass-hook-trust`, which would run every untrusted hook of the user and
+the repository too. Deliveries to it wait for the next round.
 `alp mcp` is registered with `-c mcp_servers.alp.…` overrides; Codex starts MCP servers
 outside its sandbox, so the tools reach alpd's socket even when the sandbox refuses the
 shell's connect().
@@ -130,6 +134,7 @@ class CodexRuntime:
     name = "codex"
     supports_interactive = True
     supports_headless = True
+    takes_injection = False
     install_hint = (
         "install Codex CLI (`npm install -g @openai/codex`) or set "
         "[runtimes.codex] command in config.toml"

@@ -26,6 +26,8 @@ class CommandRuntime:
     name = "command"
     supports_interactive = True
     supports_headless = True
+    #: an arbitrary program has no hook to ask with; deliveries wait for the next round
+    takes_injection = False
     install_hint = (
         "give the command after `--`, e.g. `alp thread continue ID --runtime command -- make test`"
     )

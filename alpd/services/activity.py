@@ -48,7 +48,7 @@ _RUNNING = """
 """
 
 _QUEUED = """
-    SELECT d.id, d.thread_id, d.source_kind, d.source, d.created_at, d.coalesce_key,
+    SELECT d.id, d.thread_id, d.source_kind, d.source, d.created_at, d.coalesce_key, d.route,
         json_extract(d.origin, '$.fireTime') AS fire_time, t.title
     FROM deliveries d JOIN threads t ON t.id = d.thread_id
     WHERE d.status = 'queued' AND d.owner_uid = ?
@@ -144,6 +144,7 @@ async def ps(
             kind=row["source_kind"],
             source=row["source"],
             queued_at=row["created_at"],
+            route=row["route"],
         )
         for row in waiting
     ]

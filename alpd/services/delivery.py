@@ -7,15 +7,25 @@ the target's state:
   its prompt the delivered text under its envelope line (`alpd.domain.delivery`);
 - **queue**: a root is running → the delivery waits; when that root settles, everything
   waiting leaves as ONE fresh round (`next_round`), not one root per delivery;
-- **inject**: a live run that can take text mid-work asks `delivery/pending` (alp's own
-  runtime hooks) and takes what waits for it.
+- **inject**: a root is running and its runtime takes text mid-work (Claude Code, through
+  the hook alp installs with the run) → the delivery waits for that run's hook, which asks
+  `delivery/pending` and acknowledges (`alpd.services.inject`: lease, then ack); if the run
+  ends before its hook takes it, the next round delivers it like a queued one.
+
+The path chosen is recorded on the delivery (`route`), and the one that delivered it (`how`:
+`inject`, `queue` — a round after a running root — or `wake`), with `note` saying why when it
+fell back.
 
 Durable and exactly once: `submit` writes the delivery (`queued`) before anything else, and
 a round marks its deliveries `delivered` in the same transaction that reserves its root —
 after a kill -9 a delivery is either still queued (and the next drain takes it) or belongs
-to exactly one root. Drains of one thread never overlap (a lock per thread; one alpd per
-home). They run after each submit, after each settle of a root (`after_settle` → `wake`),
-at start, and every `SWEEP_SECONDS` as a safety net (`run`).
+to exactly one root. A root reserved for a round but never started (alpd killed between the
+reservation and the spawn) is settled `interrupted` at the next start; its deliveries go back
+to the queue (`requeue_unstarted`), so the following round carries them.
+
+Drains of one thread never overlap (a lock per thread; one alpd per home). They run after
+each submit, after each settle of a root (`after_settle` → `wake`), at start,
+and every `SWEEP_SECONDS` as a safety net (`run`).
 
 Same owner on every path: a delivery records the uid it is made for (`sender_uid`: whoever
 sent it; by default the thread's owner). Submit refuses a thread of another owner
@@ -44,8 +54,10 @@ import structlog
 from alpd.domain.delivery import (
     TEXT_MAX_BYTES,
     Queued,
+    Route,
     Source,
     envelope_line,
+    fits_injection,
     next_round,
     round_prompt,
     wake_section,
@@ -60,9 +72,10 @@ from alpd.errors import (
     ThreadBusy,
     ThreadClosed,
 )
-from alpd.services.callers import execution_of_caller
 from alpd.services.context import Caller
+from alpd.services.delivery_paths import FALLBACK_NOTE, choose_path, requeue_unstarted
 from alpd.services.executions import Executions
+from alpd.services.inject import acknowledge, hand_out
 from alpd.services.wake import agent_for_thread, open_background_root, prepare_background_root
 from protocol import messages as m
 
@@ -105,7 +118,7 @@ class Submission:
 @dataclass(frozen=True, slots=True)
 class Submitted:
     delivery_id: int
-    status: Literal["started", "queued", "coalesced"]
+    status: Literal["started", "injecting", "queued", "coalesced"]
     #: deliveries of the thread still waiting after this submit
     waiting: int
     #: the root that carries it, when it started at once
@@ -164,7 +177,7 @@ class DeliveryService:
             )
         at = self.d.clock.now_iso()
 
-        async def unit(conn: aiosqlite.Connection) -> tuple[int, bool]:
+        async def unit(conn: aiosqlite.Connection) -> tuple[int, Route | None]:
             async with conn.execute(
                 "SELECT owner_uid FROM threads WHERE id = ?", (sub.thread_id,)
             ) as cur:
@@ -181,7 +194,7 @@ class DeliveryService:
                 ) as cur:
                     row = await cur.fetchone()
                 if row is not None:
-                    return int(row["id"]), True
+                    return int(row["id"]), None
             waiting = await _waiting(conn, sub.thread_id)
             if waiting >= QUEUE_MAX:
                 raise QueueFull(
@@ -190,11 +203,15 @@ class DeliveryService:
                     threadId=sub.thread_id,
                     limit=QUEUE_MAX,
                 )
+            route = await choose_path(
+                conn, sub.thread_id, sub.target_execution_id, fits=fits_injection(envelope, text)
+            )
             async with conn.execute(
                 "INSERT INTO deliveries (thread_id, owner_uid, kind, agent, origin, source_kind, "
                 "source, envelope, text, notify, target_execution_id, coalesce_key, status, "
-                "created_at) SELECT id, coalesce(?, owner_uid), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "'queued', ? FROM threads WHERE id = ? AND status = 'open' RETURNING id",
+                "created_at, route) "
+                "SELECT id, coalesce(?, owner_uid), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ? "
+                "FROM threads WHERE id = ? AND status = 'open' RETURNING id",
                 (
                     sub.sender_uid,
                     sub.kind,
@@ -208,6 +225,7 @@ class DeliveryService:
                     sub.target_execution_id,
                     sub.coalesce_key,
                     at,
+                    route,
                     sub.thread_id,
                 ),
             ) as cur:
@@ -217,9 +235,9 @@ class DeliveryService:
                     f"thread {sub.thread_id} is closed or gone; nothing can run in it any more",
                     threadId=sub.thread_id,
                 )
-            return int(inserted["id"]), False
+            return int(inserted["id"]), route
 
-        delivery_id, coalesced = await self.d.store.write(unit)
+        delivery_id, route = await self.d.store.write(unit)
         execution = await self.drain(sub.thread_id)
         row = await self.d.store.fetchone(
             "SELECT status, execution_id FROM deliveries WHERE id = ?", (delivery_id,)
@@ -227,7 +245,9 @@ class DeliveryService:
         waiting = await self.waiting(sub.thread_id)
         if execution is not None and row is not None and row["execution_id"] == execution.id:
             return Submitted(delivery_id, "started", waiting, execution)
-        return Submitted(delivery_id, "coalesced" if coalesced else "queued", waiting)
+        if route is None:
+            return Submitted(delivery_id, "coalesced", waiting)
+        return Submitted(delivery_id, "injecting" if route == "inject" else "queued", waiting)
 
     async def waiting(self, thread_id: str) -> int:
         row = await self.d.store.fetchone(
@@ -288,7 +308,9 @@ class DeliveryService:
         async def claim(conn: aiosqlite.Connection, execution_id: str) -> None:
             marks = ", ".join("?" for _ in ids)
             cur = await conn.execute(
-                "UPDATE deliveries SET status = 'delivered', execution_id = ?, delivered_at = ? "
+                "UPDATE deliveries SET status = 'delivered', execution_id = ?, delivered_at = ?, "
+                "how = CASE route WHEN 'wake' THEN 'wake' ELSE 'queue' END, "
+                f"note = coalesce({FALLBACK_NOTE}, note) "
                 f"WHERE id IN ({marks}) AND status = 'queued'",
                 (execution_id, at, *ids),
             )
@@ -342,7 +364,14 @@ class DeliveryService:
             "SELECT thread_id, is_root FROM executions WHERE id = ?", (execution_id,)
         )
         if row is not None and row["is_root"] and row["thread_id"] is not None:
+            await self.requeue_unstarted(execution_id)
             self.wake(row["thread_id"])
+
+    async def requeue_unstarted(self, execution_id: str | None = None) -> int:
+        requeued = await self.d.store.write(requeue_unstarted(execution_id))
+        if requeued:
+            log.warning("round_requeued", execution=execution_id, deliveries=requeued)
+        return requeued
 
     async def run(self, report: Callable[[m.TaskState], None]) -> None:
         """The drain loop: every thread with waiting deliveries at start and every
@@ -350,6 +379,7 @@ class DeliveryService:
         sweep = True
         while True:
             if sweep:
+                await self.requeue_unstarted()
                 rows = await self.d.store.fetchall(
                     "SELECT DISTINCT thread_id FROM deliveries WHERE status = 'queued'"
                 )
@@ -377,57 +407,16 @@ class DeliveryService:
                 sweep = False
             self._wakeup = anyio.Event()
 
-    # inject
+    # inject (alpd.services.inject)
 
     async def pending(self, caller: Caller, params: m.PendingParams) -> m.PendingResult:
-        """What waits for the calling execution (found by its process ancestry); taken by it
-        unless `peek`, so no round delivers it again."""
-        execution = await execution_of_caller(self.d.store, caller)
-        if execution["thread_id"] is None:
-            return m.PendingResult(deliveries=[])
-        where = (
-            "thread_id = ? AND status = 'queued' AND "
-            "(target_execution_id = ? OR (target_execution_id IS NULL AND ? = 1)) AND "
-            "owner_uid = ? AND owner_uid = (SELECT owner_uid FROM threads WHERE id = ?)"
-        )
-        args = (
-            execution["thread_id"],
-            execution["id"],
-            int(bool(execution["is_root"])),
-            execution["owner_uid"],
-            execution["thread_id"],
-        )
-        at = self.d.clock.now_iso()
+        return await hand_out(self.d, caller, params)
 
-        async def unit(conn: aiosqlite.Connection) -> list[m.PendingDelivery]:
-            async with conn.execute(
-                f"SELECT id, source_kind, envelope, text, created_at FROM deliveries "
-                f"WHERE {where} ORDER BY id LIMIT 100",
-                args,
-            ) as cur:
-                rows = await cur.fetchall()
-            if rows and not params.peek:
-                marks = ", ".join("?" for _ in rows)
-                await conn.execute(
-                    "UPDATE deliveries SET status = 'injected', execution_id = ?, "
-                    f"delivered_at = ? WHERE id IN ({marks})",
-                    (execution["id"], at, *(row["id"] for row in rows)),
-                )
-            return [
-                m.PendingDelivery(
-                    id=row["id"],
-                    source_kind=row["source_kind"],
-                    envelope=row["envelope"],
-                    text=row["text"],
-                    at=row["created_at"],
-                )
-                for row in rows
-            ]
-
-        taken = await self.d.store.write(unit)
-        if taken and not params.peek:
-            await self._landed([item.id for item in taken], "injected", execution["id"])
-        return m.PendingResult(deliveries=taken)
+    async def ack(self, caller: Caller, params: m.AckParams) -> m.AckResult:
+        result, execution_id = await acknowledge(self.d, caller, params)
+        if result.acked:
+            await self._landed(result.acked, "injected", execution_id)
+        return result
 
 
 async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -> m.PushResult:

@@ -7,7 +7,7 @@ transaction (`bump_revision`), optionally guarded by the caller's `ifRevision`.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiosqlite
@@ -232,7 +232,9 @@ class ThreadService:
         return thread_from_row(row)
 
     async def close(self, caller: Caller, ref: ThreadRef) -> Thread:
-        """Close for good (no reopen); refused while a root still runs."""
+        """Close for good (no reopen); refused while a root still runs. Its schedules stop in
+        the same transaction, with the reason: nothing can run in a closed thread any more,
+        so a schedule must not wait for its next fire to find that out."""
 
         def check(row: sqlite3.Row) -> None:
             if row["status"] != "open":
@@ -240,7 +242,15 @@ class ThreadService:
                     f"thread {ref.thread_id} is already {row['status']}", threadId=ref.thread_id
                 )
 
-        return await self._move(caller, ref, "closed", check)
+        async def stop_schedules(conn: aiosqlite.Connection, at: str) -> None:
+            await conn.execute(
+                "UPDATE schedules SET status = 'stopped', stop_reason = ?, next_fire_at = NULL, "
+                "firing_at = NULL, updated_at = ? "
+                "WHERE thread_id = ? AND status IN ('active', 'paused')",
+                (f"thread {ref.thread_id} was closed", at, ref.thread_id),
+            )
+
+        return await self._move(caller, ref, "closed", check, also=stop_schedules)
 
     async def archive(self, caller: Caller, ref: ThreadRef) -> Thread:
         """Archive a closed thread (THREAD_NOT_CLOSED otherwise)."""
@@ -257,7 +267,12 @@ class ThreadService:
         return await self._move(caller, ref, "archived", check)
 
     async def _move(
-        self, caller: Caller, ref: ThreadRef, status: str, check: Callable[[sqlite3.Row], None]
+        self,
+        caller: Caller,
+        ref: ThreadRef,
+        status: str,
+        check: Callable[[sqlite3.Row], None],
+        also: Callable[[aiosqlite.Connection, str], Awaitable[None]] | None = None,
     ) -> Thread:
         at = self.d.clock.now_iso()
 
@@ -274,6 +289,8 @@ class ThreadService:
                 sets={"status": status, f"{status}_at": at},
             )
             await refuse_if_busy(conn, ref.thread_id)
+            if also is not None:
+                await also(conn, at)
             return thread_from_row(await load_thread_row(conn, ref.thread_id))
 
         thread = await self.d.store.write(unit)

@@ -445,6 +445,18 @@ V10_HANDOFFS: Final = (
     "CREATE INDEX handoffs_inbox ON handoffs (owner_uid, target_thread_id) WHERE status = 'inbox'",
 )
 
+# How each delivery travelled (issue 12's inject path): the path chosen at submit (`route`:
+# inject, queue or wake) and the one that delivered it (`how`); the lease a live run's hook
+# holds between hand-out and acknowledgement; and `note`, the recorded reason when a delivery
+# fell back (a lease never acknowledged, a round whose root never started).
+V11_DELIVERY_PATHS: Final = (
+    "ALTER TABLE deliveries ADD COLUMN route TEXT",
+    "ALTER TABLE deliveries ADD COLUMN how TEXT",
+    "ALTER TABLE deliveries ADD COLUMN lease_execution_id TEXT REFERENCES executions (id)",
+    "ALTER TABLE deliveries ADD COLUMN lease_until TEXT",
+    "ALTER TABLE deliveries ADD COLUMN note TEXT",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -456,6 +468,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V8_REPORTS,
     V9_SCHEDULES,
     V10_HANDOFFS,
+    V11_DELIVERY_PATHS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -9,6 +9,7 @@ gets on stdin, and `$ALP_PROMPT`, to files named after its execution.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -134,6 +135,32 @@ def test_ten_pushes_to_a_busy_thread_are_one_round_delivered_once_across_a_kill9
     assert len(roots(d, thread["id"])) == 2
     pushed = d.call("thread/push", {"threadId": thread["id"], "text": "later", "source": "ci"})
     assert pushed["status"] == "started" and pushed["waiting"] == 0
+
+
+def test_a_thread_with_a_full_queue_refuses_the_next_push_with_queue_full(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread = d.call("thread/create", {"cwd": str(work)})
+    d.call(
+        "thread/continue",
+        {"threadId": thread["id"], "runtime": "command", "headless": True, "args": blocker(work),
+         "cwd": str(work)},
+    )  # fmt: skip
+    params = {"threadId": thread["id"], "source": "flood", "agent": "watch"}
+    try:
+        with d.client() as client:
+            pushed = [client.call("thread/push", {**params, "text": f"m{i}"}) for i in range(1000)]
+            assert (pushed[-1]["status"], pushed[-1]["waiting"]) == ("queued", 1000)
+            with pytest.raises(RpcError) as full:
+                client.call("thread/push", {**params, "text": "one too many"})
+    finally:
+        (work / "release").touch()
+    assert (full.value.name, full.value.code) == ("QUEUE_FULL", 1025)
+    assert full.value.data["limit"] == 1000 and full.value.data["threadId"] == thread["id"]
+    assert "let its running root settle" in full.value.message
+    with sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True) as db:
+        stored = db.execute("SELECT count(*) FROM deliveries WHERE thread_id = ?", (thread["id"],))
+        assert stored.fetchone()[0] == 1000, "the refused push is not stored"
 
 
 @pytest.mark.parametrize("kind", ["scheduled", "push", "temp", "sub-agent"])

@@ -33,6 +33,8 @@ deadline = time.monotonic() + 30
 while time.monotonic() < deadline:
     with Client.connect(Path(os.environ["ALP_SOCKET"])) as client:
         found = client.call("delivery/pending", {})["deliveries"]
+        if found:
+            client.call("delivery/ack", {"ids": [item["id"] for item in found]})
     if found:
         Path("injected.json").write_text(json.dumps(found))
         break

@@ -228,6 +228,21 @@ def test_a_schedule_on_a_closed_thread_stops_with_the_reason(d: DaemonProcess, w
     assert refused.value.name == "INVALID_ARGUMENT" and "stopped" in refused.value.message
 
 
+def test_closing_a_thread_stops_its_schedules_at_once_not_at_their_next_fire(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread_id = thread(d, work)
+    hourly = schedule(d, thread_id, every="1h")
+    paused = schedule(d, thread_id, cron="0 3 * * *")
+    d.call("schedule/pause", {"scheduleId": paused["id"]})
+    d.call("thread/close", {"threadId": thread_id})
+    for created in (hourly, paused):
+        stopped = show(d, created["id"])
+        assert stopped["status"] == "stopped", "the close itself stops them"
+        assert stopped["stopReason"] == f"thread {thread_id} was closed"
+        assert "nextFireAt" not in stopped
+
+
 def test_pause_resume_and_delete_are_immediate(d: DaemonProcess, work: Path) -> None:
     thread_id = thread(d, work)
     created = schedule(d, thread_id, cron="0 3 * * *", timezone="Europe/Berlin")

@@ -1,12 +1,14 @@
-"""`alp hook session-start` answers the runtimes' SessionStart hook contract."""
+"""`alp hook session-start` and `alp hook deliver` answer Claude Code's hook contract."""
 
 from __future__ import annotations
 
 import io
 import json
+import socket
+import threading
 from pathlib import Path
 
-from alpctl.hooks import session_start
+from alpctl.hooks import deliver, session_start
 
 
 def test_session_start_hook_reinjects_session_context_after_compaction(tmp_path: Path) -> None:
@@ -29,3 +31,64 @@ def test_session_start_hook_tolerates_garbage_input(tmp_path: Path) -> None:
     context.write_text("x")
     out = session_start(io.StringIO("not json"), {"ALP_SESSION_CONTEXT": str(context)})
     assert json.loads(out)["hookSpecificOutput"]["additionalContext"] == "x"
+
+
+class FakeDaemon:
+    """A JSON-RPC peer on a Unix socket that answers `delivery/pending` and `delivery/ack`,
+    and records what the hook had printed when its acknowledgement arrived."""
+
+    def __init__(self, path: Path, deliveries: list[dict[str, object]], out: io.StringIO) -> None:
+        self.deliveries = deliveries
+        self.out = out
+        self.calls: list[tuple[str, dict[str, object], str]] = []
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        self.server.listen(1)
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        conn, _ = self.server.accept()
+        with conn, conn.makefile("rb") as reader:
+            for line in reader:
+                request = json.loads(line)
+                self.calls.append((request["method"], request["params"], self.out.getvalue()))
+                if request["method"] == "delivery/pending":
+                    result: dict[str, object] = {
+                        "deliveries": self.deliveries,
+                        "context": "CONTEXT" if self.deliveries else "",
+                    }
+                else:
+                    result = {"acked": request["params"]["ids"], "missed": []}
+                reply = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+
+
+def test_deliver_prints_the_context_for_the_event_then_acknowledges(tmp_path: Path) -> None:
+    out = io.StringIO()
+    items = [{"id": 7, "sourceKind": "push", "envelope": "[alp …]", "text": "t", "at": "x"}]
+    daemon = FakeDaemon(tmp_path / "s", items, out)
+    event = io.StringIO(json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "go"}))
+    deliver(event, out, {"ALP_SOCKET": str(tmp_path / "s")})
+    hook = json.loads(out.getvalue())["hookSpecificOutput"]
+    assert hook == {"hookEventName": "UserPromptSubmit", "additionalContext": "CONTEXT"}
+    (pending, _, _), (ack, params, printed) = daemon.calls
+    assert (pending, ack, params) == ("delivery/pending", "delivery/ack", {"ids": [7]})
+    assert printed == out.getvalue(), "acknowledged only after the runtime has the text"
+
+
+def test_deliver_with_nothing_waiting_prints_nothing_and_acknowledges_nothing(
+    tmp_path: Path,
+) -> None:
+    out = io.StringIO()
+    daemon = FakeDaemon(tmp_path / "s", [], out)
+    deliver(io.StringIO("{}"), out, {"ALP_SOCKET": str(tmp_path / "s")})
+    assert out.getvalue() == ""
+    assert [method for method, _, _ in daemon.calls] == ["delivery/pending"]
+
+
+def test_deliver_without_a_daemon_or_outside_a_run_prints_nothing(tmp_path: Path) -> None:
+    out = io.StringIO()
+    deliver(io.StringIO("garbage"), out, {"ALP_SOCKET": str(tmp_path / "nobody-here")})
+    deliver(io.StringIO("{}"), out, {})
+    assert out.getvalue() == ""

@@ -1,0 +1,76 @@
+"""Inject with the real Claude Code: what reaches a running claude root arrives mid-run.
+
+The model asks for one Bash call that waits until the test has pushed (the file ``pushed``
+appears); Claude Code then runs alp's PostToolUse hook (``alp hook deliver``, installed with
+the run through ``--settings``), which hands over the push; the NEXT model request of that same
+run — the one carrying the tool result — holds it as the hook's additional context. No second
+root is opened for it, and the delivery is recorded as injected by that run.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+
+import pytest
+from fixtures_alp import AlpWorld, WorldFactory, wait_until
+from model_server import RecordedRequest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+#: a Claude agent allowed to run the waiting command without a permission prompt
+LIVE_AGENT = """
+[agents.live]
+runtime = "claude"
+allowedTools = ["Bash"]
+"""
+PUSHED = "the staging deploy failed at step 3: migrations"
+HOOK_PREFIX = "PostToolUse:Bash hook additional context"
+
+
+def conversation_text(request: RecordedRequest) -> str:
+    return json.dumps(request.body.get("messages"), ensure_ascii=False)
+
+
+def start_waiting_root(world: AlpWorld) -> tuple[str, str]:
+    wait = f"touch {world.work}/waiting; while [ ! -f {world.work}/pushed ]; do sleep 0.1; done"
+    result = world.cli_json(
+        "--title", "live", "--agent", "live", "--headless", "--prompt", f"USE_BASH: {wait}"
+    )
+    return result["thread"]["id"], result["execution"]["id"]
+
+
+def delivery_rows(world: AlpWorld, thread_id: str) -> list[tuple[str, str, str]]:
+    with sqlite3.connect(f"file:{world.daemon.home / 'alp.db'}?mode=ro", uri=True) as db:
+        return db.execute(
+            "SELECT status, how, execution_id FROM deliveries WHERE thread_id = ?", (thread_id,)
+        ).fetchall()
+
+
+def test_a_push_to_a_running_claude_root_reaches_its_next_model_request(
+    make_world: WorldFactory,
+) -> None:
+    world = make_world(LIVE_AGENT)
+    server = world.server
+    thread_id, root = start_waiting_root(world)
+    try:
+        wait_until(lambda: (world.work / "waiting").exists(), 40, "the Bash call to start")
+        pushed = world.cli_json("push", thread_id, "--from", "ci", "--", PUSHED)
+    finally:
+        (world.work / "pushed").touch()
+    assert pushed["status"] == "injecting"
+    assert world.wait_settled(root)["outcome"] == "completed", world.run_output(root)
+
+    first, after_tool = server.model_requests("anthropic")
+    assert PUSHED not in conversation_text(first)
+    conversation = conversation_text(after_tool)
+    assert "tool_result" in conversation
+    assert HOOK_PREFIX in conversation, conversation[-3000:]
+    assert PUSHED in conversation and '[alp · push from \\"ci\\"' in conversation
+    assert PUSHED not in after_tool.system_text, "delivered in the conversation, by the hook"
+
+    time.sleep(1.0)  # a wrong round would start on the settle
+    shown = world.call("thread/show", threadId=thread_id)
+    assert [r["id"] for r in shown["roots"]] == [root]
+    assert delivery_rows(world, thread_id) == [("injected", "inject", root)]
