@@ -2,8 +2,8 @@
 
 Agent `watch` copies the prompt it gets on stdin to `work/stdin-$ALP_EXECUTION_ID`; `hold`
 does too, then runs until the file `work/release` exists (a busy thread). `taker` waits for
-`work/go`, then asks `delivery/pending` as a runtime hook would and writes what it took to
-`work/taken-$ALP_EXECUTION_ID`. `decider` tries to confirm the inbox item named in
+`work/go`, then asks `delivery/pending` and acknowledges it (`delivery/ack`) as a runtime
+hook does, and writes what it took to `work/taken-$ALP_EXECUTION_ID`. `decider` tries to confirm the inbox item named in
 `work/item` from inside its run, logging alp's answer to `work/decider.log`.
 Agent `relay` does that too, then hands off back to the thread that woke it (found from the
 envelope line of its prompt) with `alp handoff`, logging what alp answered: two relay threads
@@ -53,7 +53,7 @@ runtime = "command"
 args = ["sh", "-c", '''
 while [ ! -f "{work}/go" ]; do sleep 0.05; done
 {python} -c 'import json, os, sys; from alpctl.client import Client
-with Client.connect(os.environ["ALP_SOCKET"]) as c: json.dump(c.call("delivery/pending", {{}}), sys.stdout)' > "{work}/taken-$ALP_EXECUTION_ID"
+with Client.connect(os.environ["ALP_SOCKET"]) as c: r = c.call("delivery/pending", {{}}); json.dump(r, sys.stdout); c.call("delivery/ack", {{"ids": [d["id"] for d in r["deliveries"]]}})' > "{work}/taken-$ALP_EXECUTION_ID"
 ''']
 
 [agents.decider]
