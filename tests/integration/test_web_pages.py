@@ -182,3 +182,19 @@ def test_the_inbox_page_confirms_and_dismisses(d: DaemonProcess) -> None:
     again = page.request("POST", f"/inbox/{held[0]['id']}/confirm", cookie=cookie,
                          origin=page.origin)  # fmt: skip
     assert again.status == 404 and "INBOX_ITEM_NOT_FOUND" in again.body
+
+
+def test_the_thread_page_shows_handoffs_in_and_out(d: DaemonProcess) -> None:
+    source = cli_json(d, "thread", "create", "--title", "research")
+    target = cli_json(d, "thread", "create", "--title", "build")
+    cli_json(
+        d, "thread", "continue", target["id"], "--agent", "echo", "--headless", "--prompt", "x"
+    )
+    cli_json(d, "handoff", "build", "--from", "research", "--", "use <sqlite> & WAL")
+    page = open_page(d)
+    cookie = page.log_in()
+    into = page.request("GET", f"/t/{target['id']}", cookie=cookie).body
+    assert "Handoffs" in into and f'href="/t/{source["id"]}"' in into
+    assert "use &lt;sqlite&gt; &amp; WAL" in into
+    out = page.request("GET", f"/t/{source['id']}", cookie=cookie).body
+    assert f'href="/t/{target["id"]}"' in out and "to <a" in out
