@@ -7,6 +7,8 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,3 +200,21 @@ def test_the_thread_page_shows_handoffs_in_and_out(d: DaemonProcess) -> None:
     assert "use &lt;sqlite&gt; &amp; WAL" in into
     out = page.request("GET", f"/t/{source['id']}", cookie=cookie).body
     assert f'href="/t/{target["id"]}"' in out and "to <a" in out
+
+
+def test_alp_web_imports_nothing_of_the_page(d: DaemonProcess, tmp_path: Path) -> None:
+    code = (
+        "import json, sys\n"
+        "from alpctl.cli import main\n"
+        "assert main(['web', '--json']) == 0\n"
+        "heavy = {'alpd', 'starlette', 'uvicorn', 'jinja2', 'anyio', 'msgspec'}\n"
+        "loaded = {n.split('.')[0] for n in sys.modules} & heavy\n"
+        "print(json.dumps(sorted(loaded)), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=d.env, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["loginUrl"].startswith("http://127.0.0.1:")
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
