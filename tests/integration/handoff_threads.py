@@ -3,8 +3,9 @@
 Agent `watch` copies the prompt it gets on stdin to `work/stdin-$ALP_EXECUTION_ID`; `hold`
 does too, then runs until the file `work/release` exists (a busy thread). `taker` waits for
 `work/go`, then asks `delivery/pending` and acknowledges it (`delivery/ack`) as a runtime
-hook does, and writes what it took to `work/taken-$ALP_EXECUTION_ID`. `decider` tries to confirm the inbox item named in
-`work/item` from inside its run, logging alp's answer to `work/decider.log`.
+hook does, and writes what it took to `work/taken-$ALP_EXECUTION_ID`. `decider` tries to
+confirm the inbox item named in `work/item` from inside its run, logging alp's answer to
+`work/decider.log`.
 Agent `relay` does that too, then hands off back to the thread that woke it (found from the
 envelope line of its prompt) with `alp handoff`, logging what alp answered: two relay threads
 play the ping-pong the loop guards must stop. Agent `flaky` runs a program that
