@@ -256,9 +256,11 @@ def context(result: dict[str, Any]) -> str:
 
 
 def thread_show(result: dict[str, Any], style: Style = PLAIN) -> str:
+    from alpctl.timeline import timeline  # builds on this module's lines
+
     parts = [thread_header(result["thread"], style), "", style.bold("roots")]
-    roots = result["roots"]
-    parts += [f"  {execution_line(e)}" for e in roots] or ["  (none yet: `alp thread continue ID`)"]
+    lines = timeline(result["roots"], result.get("steps", []))
+    parts += lines or ["  (none yet: `alp thread continue ID`)"]
     if result.get("children"):
         parts.append(f"  + {result['children']} delegated child execution(s)")
     parts += ["", context(result["context"]), ""]
@@ -319,9 +321,10 @@ def search_hit(hit: dict[str, Any]) -> str:
         where = f"{hit.get('threadTitle') or '(untitled)'}  root #{hit.get('sequence', '?')}"
         open_it = f"alp thread show {hit['threadId']}"
     who = " ".join(x for x in (hit.get("runtime"), hit.get("role")) if x)
+    labels = "".join(f"  [{label}]" for label in hit.get("labels", ()))
     return "\n".join(
         [
-            f"{where}  {short_time(hit.get('at'))}  {who}".rstrip(),
+            f"{where}  {short_time(hit.get('at'))}  {who}".rstrip() + labels,
             f"    {_one_line(hit['snippet'])}",
             f"    → {open_it}",
         ]

@@ -123,6 +123,10 @@ class ScheduleInvalid(AlpError):
     name = "SCHEDULE_INVALID"
 
 
+class ThreadNothingToUndo(AlpError):
+    name = "THREAD_NOTHING_TO_UNDO"
+
+
 class StorageFull(AlpError):
     name = "STORAGE_FULL"
 

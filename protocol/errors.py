@@ -57,6 +57,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
     "SCHEDULE_NOT_FOUND": (1030, "no such schedule"),
     "SCHEDULE_INVALID": (1031, "the schedule's expression, interval, time or zone is not valid"),
     "WEB_UNAVAILABLE": (1050, "the web page cannot listen on its port"),
+    "THREAD_NOTHING_TO_UNDO": (
+        1040,
+        "no settled root since the last clear is left to undo; older revisions stay readable",
+    ),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

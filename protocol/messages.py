@@ -19,6 +19,8 @@ Outcome = Literal["completed", "failed", "cancelled", "interrupted"]
 ExecutionStatus = Literal["reserved", "running", "settled"]
 PinKind = Literal["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
 HistoryLevel = Literal["complete", "partial", "final-only", "unsupported", "pending"]
+#: how clear and undo label a root's history entries (alpd.domain.steering)
+HistoryLabel = Literal["before-clear", "undone"]
 
 
 # Bounds of the params (checked once, when a request is decoded; a value outside them is
@@ -485,6 +487,40 @@ class ThreadShowParams(Wire):
     thread_id: str
 
 
+class ContextStep(Wire):
+    """A context revision a person wrote (`thread/clear`, `thread/undo`), not a settling root."""
+
+    #: `clear`: an empty working context; `undo`: the content of `restoredRevision`
+    kind: Literal["clear", "undo"]
+    #: the context revision the step wrote
+    revision: int
+    #: the head it replaced (revision - 1): still readable with `thread/context`
+    replaced_revision: int
+    #: who asked (`uid:N`) and through which door
+    by: str
+    door: str
+    at: str
+    #: undo: the revision whose content was restored (the one the undone root opened on)
+    restored_revision: int | None = None
+    #: undo: the root whose contribution was taken back
+    execution_id: str | None = None
+
+
+class ThreadStepParams(Wire):
+    """thread/clear and thread/undo."""
+
+    thread_id: str
+    if_revision: Revision | None = None
+    door: str = "cli"
+
+
+class ThreadStepResult(Wire):
+    thread: Thread
+    step: ContextStep
+    #: the digest of the revision the step wrote
+    digest: str
+
+
 class ThreadShowResult(Wire):
     thread: Thread
     roots: list[Execution]
@@ -496,6 +532,8 @@ class ThreadShowResult(Wire):
     #: the last handoffs this thread received and sent, oldest first
     handoffs_in: list[Handoff] = msgspec.field(default_factory=list)
     handoffs_out: list[Handoff] = msgspec.field(default_factory=list)
+    #: every clear and undo of the thread, oldest first
+    steps: list[ContextStep] = msgspec.field(default_factory=list)
 
 
 class ReconcileResult(Wire):
@@ -612,6 +650,9 @@ class SearchHit(Wire):
     at: str | None = None
     native_session_id: str | None = None
     legacy: bool = False
+    #: `before-clear` (its root opened before a clear of the thread), `undone` (its root's
+    #: contribution was undone): kept and searchable, never read by a recap
+    labels: list[HistoryLabel] = msgspec.field(default_factory=list)
 
 
 class HistorySearchResult(Wire):

@@ -43,6 +43,15 @@ _LAUNCH = (
     "AGENT_NOT_FOUND",
     "SPAWN_FAILED",
 )
+#: what a clear or an undo may meet: a running root, a closed thread, a chain or root that
+#: no longer verifies
+_STEP = (
+    "THREAD_BUSY",
+    "THREAD_CLOSED",
+    "THREAD_CONTEXT_TAMPERED",
+    "THREAD_EXECUTION_BINDING_MISMATCH",
+    *_POLICY,
+)
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -66,6 +75,18 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "thread/archive": MethodSpec(
         m.ThreadRef, m.Thread, "archive a closed thread", errors=(*_WRITE, "THREAD_NOT_CLOSED")
+    ),
+    "thread/clear": MethodSpec(
+        m.ThreadStepParams,
+        m.ThreadStepResult,
+        "a new context revision with an empty working context; nothing is deleted",
+        errors=(*_WRITE, *_STEP),
+    ),
+    "thread/undo": MethodSpec(
+        m.ThreadStepParams,
+        m.ThreadStepResult,
+        "take back the last settled root's contribution (never past a clear)",
+        errors=(*_WRITE, *_STEP, "THREAD_NOTHING_TO_UNDO"),
     ),
     "thread/start": MethodSpec(
         m.StartParams,

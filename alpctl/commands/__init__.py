@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 
 #: command → (module under alpctl.commands, one line of help), in the order `alp --help` lists
 COMMANDS: dict[str, tuple[str, str]] = {
-    "thread": ("thread", "threads: create, continue, list, show, context, close, archive, sync"),
+    "thread": (
+        "thread",
+        "threads: create, continue, list, show, context, clear, undo, close, archive, sync",
+    ),
     "push": ("push", "a message from a script or alert into a thread: wakes it, or queues"),
     "handoff": ("handoff", "a capped summary from one of your threads into another"),
     "inbox": ("inbox", "handoffs that wait for you to confirm them: list, confirm, dismiss"),

@@ -1,4 +1,5 @@
-"""`alp thread ACTION`: create, continue, list, show, context, close, archive, reconcile, sync."""
+"""`alp thread ACTION`: create, continue, list, show, context, close, archive, clear, undo,
+reconcile, sync."""
 
 from __future__ import annotations
 
@@ -68,6 +69,8 @@ ACTIONS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "context": ("a context snapshot, each line with the execution that pinned it", _context),
     "close": ("close a thread for good (refused while a root runs)", _revised),
     "archive": ("archive a closed thread (hidden from `alp thread list`)", _revised),
+    "clear": ("start clean: an empty working context (older revisions stay readable)", _revised),
+    "undo": ("take back the last settled root's contribution (never past a clear)", _revised),
     "reconcile": ("settle the thread's dead roots as interrupted", _by_id),
     "sync": ("re-run the history copy of every settled root (idempotent)", _by_id),
 }
@@ -84,6 +87,21 @@ def list_params(args: argparse.Namespace, cwd: str) -> dict[str, Any]:
         wanted = {"open": True, "closed": args.closed, "archived": args.archived}
         params["statuses"] = [status for status, on in wanted.items() if on]
     return params
+
+
+def _stepped(result: dict[str, Any]) -> str:
+    step, thread_id = result["step"], result["thread"]["id"]
+    if step["kind"] == "clear":
+        done = f"cleared: context revision {step['revision']} is empty"
+    else:
+        done = (
+            f"undid {step['executionId']}: context revision {step['revision']} is revision "
+            f"{step['restoredRevision']} again"
+        )
+    return (
+        f"{done}\n  the previous context stays readable: "
+        f"alp thread context {thread_id} --rev {step['replacedRevision']}"
+    )
 
 
 def run(args: argparse.Namespace, inv: Invocation) -> int:
@@ -123,10 +141,13 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
     elif action == "reconcile":
         result = inv.client.call("thread/reconcile", {"threadId": args.id})
         out.emit(result, lambda r: f"settled {len(r['settled'])}: {' '.join(r['settled']) or '-'}")
-    else:  # close, archive
+    else:  # close, archive, clear, undo
         ref: dict[str, Any] = {"threadId": args.id}
         if args.if_revision is not None:
             ref["ifRevision"] = args.if_revision
-        thread = inv.client.call(f"thread/{action}", ref)
-        out.emit(thread, lambda t: render.thread_header(t, out.style))
+        result = inv.client.call(f"thread/{action}", ref)
+        if action in ("clear", "undo"):
+            out.emit(result, _stepped)
+        else:
+            out.emit(result, lambda t: render.thread_header(t, out.style))
     return EXIT_OK

@@ -11,7 +11,17 @@ import msgspec
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
 from alpd.runtimes.registry import adapters
-from alpd.services import activity, delivery, graph, importer, logs, pins, search, views
+from alpd.services import (
+    activity,
+    delivery,
+    graph,
+    importer,
+    logs,
+    pins,
+    search,
+    steering,
+    views,
+)
 from alpd.services.wake import refuse_claimed_kind
 from alpd.store.db import Store
 from protocol import messages as m
@@ -88,6 +98,12 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
 
     async def archive(session: Session, params: m.ThreadRef) -> m.Thread:
         return await threads.archive(session.caller, params)
+
+    async def clear(session: Session, params: m.ThreadStepParams) -> m.ThreadStepResult:
+        return await steering.clear(ex, session.caller, params)
+
+    async def undo(session: Session, params: m.ThreadStepParams) -> m.ThreadStepResult:
+        return await steering.undo(ex, session.caller, params)
 
     async def subscribe(session: Session, params: m.SubscribeParams) -> m.SubscribeResult:
         methods = frozenset(params.events) if params.events else None
@@ -262,6 +278,8 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "thread/list": list_,
         "thread/close": close,
         "thread/archive": archive,
+        "thread/clear": clear,
+        "thread/undo": undo,
         "events/subscribe": subscribe,
     }
     return table

@@ -15,6 +15,8 @@ interpreted, and no input can make a syntax error. Routing (why: `alpd.store.his
 Results are ranked and limited in one query, then snippets are made for the page only
 (`snippet()` costs a re-tokenisation per row; for a common word that is thousands of rows).
 History is a record to search, never a source of context (docs/contract.md, invariant 7).
+Each hit carries the labels clear and undo gave its root's entries (`before-clear`,
+`undone`: `alpd.services.history_labels`); labelled entries are found like any other.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from alpd.errors import HistoryEntryTampered, InvalidArgument, PermissionDenied,
 from alpd.services.context import Caller
 from alpd.store.db import Store
 from alpd.store.history import DIGESTED_COLUMNS, entry_content, entry_digest, fold_text, has_cjk
+from alpd.store.steps import labels_from_row, labels_sql
 from protocol import messages as m
 
 __all__ = ["MAX_LIMIT", "MAX_TERMS", "SearchQuery", "parse_query", "search", "search_sql"]
@@ -129,7 +132,8 @@ _HIT_COLUMNS: Final = f"""
     e.sequence, e.runtime, e.thread_id AS entry_thread, e.native_session_id,
     coalesce(e.thread_id, d.thread_id) AS thread_id, t.title,
     h.id AS entry_id, h.digest, (SELECT since FROM history_digests) AS digests_since,
-    {", ".join(f"h.{column} AS stored_{column}" for column in DIGESTED_COLUMNS)}
+    {", ".join(f"h.{column} AS stored_{column}" for column in DIGESTED_COLUMNS)},
+    {labels_sql("e.root_id")}
 """
 
 _ENTRY_BODY: Final = (
@@ -210,6 +214,7 @@ def _hit(row: sqlite3.Row, snippet: str) -> m.SearchHit:
         at=row["at"],
         native_session_id=row["native_session_id"],
         legacy=is_entry and row["entry_thread"] is None,
+        labels=labels_from_row(row),
     )
 
 

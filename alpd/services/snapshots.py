@@ -25,8 +25,10 @@ from alpd.domain.context import (
     verify_snapshot,
 )
 from alpd.domain.projector import listed
+from alpd.domain.steering import RootMark, verify_steps
 from alpd.errors import ThreadContextTampered, ThreadExecutionBindingMismatch
 from alpd.services.rows import verified_policy
+from alpd.store.steps import load_steps
 
 _checkpoint_decoder = msgspec.json.Decoder(Checkpoint)
 _compaction_decoder = msgspec.json.Decoder(CompactionRecord)
@@ -154,9 +156,11 @@ async def load_snapshot(
 
 async def load_chain(conn: aiosqlite.Connection, thread_id: str, upto: int) -> tuple[Snapshot, str]:
     """Snapshot `upto`, after verifying every link of the chain from revision 0 (which must be
-    this thread's genesis) to it, and every root of the thread against that chain: its
-    policy re-hashed, its binding inside that policy naming a snapshot of this chain by the
-    digest it has now. What `continue` builds on, and what `show`/`context` serve."""
+    this thread's genesis) to it, every root of the thread against that chain (its policy
+    re-hashed, its binding inside that policy naming a snapshot of this chain by the digest
+    it has now), and the clears and undos against both (`verify_steps`: each revision is a
+    root's projection or a step holding what the step says). What `continue`, `clear` and
+    `undo` build on, and what `show`/`context` serve."""
     try:
         return await _verify_chain(conn, thread_id, upto)
     except ThreadContextTampered as exc:
@@ -201,7 +205,13 @@ async def _verify_chain(
             f"snapshot {upto} names another thread or revision", threadId=thread_id, revision=upto
         )
     digests[upto] = last["digest"]
-    await check_roots(conn, thread_id, digests)
+    roots = await check_roots(conn, thread_id, digests)
+    steps = [record.step for record in await load_steps(conn, thread_id)]
+    # Only the revisions a step wrote or restored are decoded: a thread never cleared or
+    # undone pays two loops over integers.
+    needed = {s.revision for s in steps} | {s.restored_revision or 0 for s in steps}
+    snapshot_at = {r: decode_snapshot(bytes(rows[r]["body"])) for r in needed if r <= upto}
+    verify_steps(thread_id, upto, steps, roots, snapshot_at)
     return head, str(last["digest"])
 
 
@@ -214,16 +224,19 @@ def _check_link(row: sqlite3.Row, previous: str | None, thread_id: str) -> None:
         )
 
 
-async def check_roots(conn: aiosqlite.Connection, thread_id: str, chain: dict[int, str]) -> None:
+async def check_roots(
+    conn: aiosqlite.Connection, thread_id: str, chain: dict[int, str]
+) -> list[RootMark]:
     """Every root of the thread against the whole verified `chain` (revision → digest): its
     policy re-hashed (EXECUTION_POLICY_TAMPERED), its binding columns equal to the binding
     inside that policy (THREAD_EXECUTION_BINDING_MISMATCH), and that binding naming this
     thread and a revision of the chain whose digest is still the one the root read
-    (THREAD_CONTEXT_TAMPERED otherwise)."""
+    (THREAD_CONTEXT_TAMPERED otherwise). The roots, with the revision each opened on."""
     async with conn.execute(
         "SELECT * FROM executions WHERE thread_id = ? AND is_root = 1", (thread_id,)
     ) as cur:
         roots = list(await cur.fetchall())
+    marks = []
     for root in roots:
         binding = verified_policy(root).binding
         if binding is None or binding.id != thread_id:
@@ -240,6 +253,15 @@ async def check_roots(conn: aiosqlite.Connection, thread_id: str, chain: dict[in
                 revision=binding.context_revision,
                 root=root["id"],
             )
+        marks.append(
+            RootMark(
+                execution_id=root["id"],
+                sequence=root["sequence"],
+                opened_on=binding.context_revision,
+                settled=root["status"] == "settled",
+            )
+        )
+    return marks
 
 
 async def check_bindings(

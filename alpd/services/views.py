@@ -14,6 +14,7 @@ from alpd.services.history import history_level, thread_history
 from alpd.services.reports import recent_reports
 from alpd.services.rows import execution_from_row
 from alpd.services.snapshots import load_chain, load_compactions, load_snapshot
+from alpd.services.steering import thread_steps
 from alpd.services.threads import check_owner, load_thread_row
 from protocol import messages as m
 
@@ -73,4 +74,5 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
         reports=await recent_reports(ex.d.store, params.thread_id),
         handoffs_in=await thread_handoffs(ex.d.store, params.thread_id, "in"),
         handoffs_out=await thread_handoffs(ex.d.store, params.thread_id, "out"),
+        steps=await thread_steps(ex, params.thread_id),
     )

@@ -457,6 +457,40 @@ V11_DELIVERY_PATHS: Final = (
     "ALTER TABLE deliveries ADD COLUMN note TEXT",
 )
 
+# Clear and undo (issue 11; rules in alpd/domain/steering.py). One row per context revision a
+# person wrote instead of a settling root: `clear` (an empty working context) or `undo` (the
+# content of `restored_revision`, taking back root `execution_id`'s contribution). Immutable
+# like the snapshots; a root is undone at most once (partial unique index). History entries
+# are never edited: their labels (`before-clear`, `undone`) are read through these rows.
+V12_CONTEXT_STEPS: Final = (
+    """
+    CREATE TABLE context_steps (
+        thread_id         TEXT NOT NULL REFERENCES threads (id),
+        revision          INTEGER NOT NULL,
+        kind              TEXT NOT NULL CHECK (kind IN ('clear', 'undo')),
+        replaced_revision INTEGER NOT NULL CHECK (replaced_revision = revision - 1),
+        restored_revision INTEGER,
+        execution_id      TEXT REFERENCES executions (id),
+        requested_by      TEXT NOT NULL,
+        door              TEXT NOT NULL,
+        at                TEXT NOT NULL,
+        PRIMARY KEY (thread_id, revision),
+        CHECK ((kind = 'undo') = (execution_id IS NOT NULL)),
+        CHECK ((kind = 'undo') = (restored_revision IS NOT NULL))
+    ) STRICT, WITHOUT ROWID
+    """,
+    "CREATE UNIQUE INDEX context_steps_one_undo_per_root ON context_steps (execution_id) "
+    "WHERE kind = 'undo'",
+    """
+    CREATE TRIGGER context_steps_no_update BEFORE UPDATE ON context_steps
+    BEGIN SELECT RAISE(ABORT, 'context steps are immutable'); END
+    """,
+    """
+    CREATE TRIGGER context_steps_no_delete BEFORE DELETE ON context_steps
+    BEGIN SELECT RAISE(ABORT, 'context steps are immutable'); END
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -469,6 +503,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V9_SCHEDULES,
     V10_HANDOFFS,
     V11_DELIVERY_PATHS,
+    V12_CONTEXT_STEPS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)
