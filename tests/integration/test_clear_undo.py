@@ -315,3 +315,29 @@ def test_show_lists_the_steps_and_subscribers_hear_of_them(d: DaemonProcess, wor
     ]
     text = d.cli("thread", "show", thread_id).stdout
     assert "undo of root #1" in text and "clear" in text
+
+
+def test_cli_clear_and_undo_print_what_they_did_and_name_their_errors(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread_id = new_thread(d, work)
+    root = run_root(d, thread_id, pin_script(("decision", "keep")), work)
+    undone = d.cli("thread", "undo", thread_id)
+    assert undone.returncode == 0, undone.stderr
+    assert f"undid {root['id']}" in undone.stdout
+    assert "context revision 2 is revision 0 again" in undone.stdout
+    assert f"alp thread context {thread_id} --rev 1" in undone.stdout
+    cleared = d.cli("thread", "clear", thread_id, "--json")
+    assert cleared.returncode == 0, cleared.stderr
+    assert json.loads(cleared.stdout)["step"] == {
+        **json.loads(cleared.stdout)["step"],
+        "kind": "clear",
+        "revision": 3,
+        "replacedRevision": 2,
+    }
+    nothing = d.cli("thread", "undo", thread_id)
+    assert nothing.returncode == 1
+    assert "THREAD_NOTHING_TO_UNDO" in nothing.stderr and "--rev" in nothing.stderr
+    stale = d.cli("thread", "clear", thread_id, "--if-revision", "1", "--json")
+    assert stale.returncode == 1
+    assert json.loads(stale.stdout)["error"]["name"] == "THREAD_REVISION_CONFLICT"
