@@ -43,6 +43,8 @@ Revision = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
 Title = Annotated[str, msgspec.Meta(max_length=1024)]
 #: free text a person or a run writes (a prompt, a summary, a delegated task): 256 KiB
 Text = Annotated[str, msgspec.Meta(max_length=256 * 1024)]
+#: the name of a door a request came through: one short lowercase word
+DoorName = Annotated[str, msgspec.Meta(pattern="^[a-z][a-z0-9-]{0,31}$")]
 #: seconds to wait (a week at most: a longer wait is a mistake, not a plan)
 Timeout = Annotated[float, msgspec.Meta(ge=0, le=7 * 24 * 3600)]
 
@@ -511,7 +513,8 @@ class ThreadStepParams(Wire):
 
     thread_id: str
     if_revision: Revision | None = None
-    door: str = "cli"
+    #: how the request came in (`cli`, `editor`, `web`, `mcp` …), recorded with the step
+    door: DoorName = "cli"
 
 
 class ThreadStepResult(Wire):

@@ -199,6 +199,12 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("handoffs", "error"): "the message of a domain error alpd raised: alpd's words and ids",
     ("handoffs", "created_at"): _TIME,
     ("handoffs", "decided_at"): _TIME,
+    ("context_steps", "thread_id"): _ID,
+    ("context_steps", "kind"): _ENUM,
+    ("context_steps", "execution_id"): _ID,
+    ("context_steps", "requested_by"): "`uid:N`: alpd's words",
+    ("context_steps", "door"): "a door name: one short lowercase word (the param's pattern)",
+    ("context_steps", "at"): _TIME,
     **{
         (f"search_{index}{table}", column): _FTS
         for index in ("words", "cjk")
