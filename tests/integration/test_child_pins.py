@@ -6,7 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from alpd.testing.daemon import running_daemon
+from daemons import StartAlpd
 
 #: run inside the lead: block until the child in child.json has settled
 WAIT_FOR_CHILD = """
@@ -29,33 +29,32 @@ runtime = "command"
 """
 
 
-def test_child_pins_are_projected_when_their_root_settles(tmp_path: Path) -> None:
-    (tmp_path / "config.toml").write_text(CONFIG)
-    work = tmp_path / "work"
-    work.mkdir()
-    with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as d:
-        thread = d.call("thread/create", {"title": "t", "cwd": str(work)})
-        assert isinstance(thread, dict)
-        # The lead delegates, waits for the child to settle (execution/wait), then ends.
-        script = (
-            "alp delegate helper --json -- 'alp context pin decision -- found by the helper' "
-            f"> child.json && {shlex.quote(sys.executable)} -c {shlex.quote(WAIT_FOR_CHILD)}"
-        )
-        result = d.cli(
-            "thread", "continue", thread["id"], "--agent", "lead", "--headless", "--wait",
-            "--", "/bin/sh", "-c", script, cwd=str(work),
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
-        # The root's settle projected its checkpoint (with the child's pins) in the same
-        # transaction: once --wait returned, the decision is there.
-        context = d.call("thread/context", {"threadId": thread["id"]})
-        assert isinstance(context, dict)
-        decisions = context["snapshot"]["decisions"]
-        assert [line["text"] for line in decisions] == ["found by the helper"]
-        tree = d.call(
-            "delegation/tree",
-            {"executionId": context["snapshot"]["outcomes"][0]["sourceExecutionId"]},
-        )
-        assert isinstance(tree, dict)
-        child = tree["children"][0]["execution"]
-        assert decisions[0]["sourceExecutionId"] == child["id"]
+def test_child_pins_are_projected_when_their_root_settles(
+    start_alpd: StartAlpd, work: Path
+) -> None:
+    d = start_alpd(CONFIG)
+    thread = d.call("thread/create", {"title": "t", "cwd": str(work)})
+    assert isinstance(thread, dict)
+    # The lead delegates, waits for the child to settle (execution/wait), then ends.
+    script = (
+        "alp delegate helper --json -- 'alp context pin decision -- found by the helper' "
+        f"> child.json && {shlex.quote(sys.executable)} -c {shlex.quote(WAIT_FOR_CHILD)}"
+    )
+    result = d.cli(
+        "thread", "continue", thread["id"], "--agent", "lead", "--headless", "--wait",
+        "--", "/bin/sh", "-c", script, cwd=str(work),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    # The root's settle projected its checkpoint (with the child's pins) in the same
+    # transaction: once --wait returned, the decision is there.
+    context = d.call("thread/context", {"threadId": thread["id"]})
+    assert isinstance(context, dict)
+    decisions = context["snapshot"]["decisions"]
+    assert [line["text"] for line in decisions] == ["found by the helper"]
+    tree = d.call(
+        "delegation/tree",
+        {"executionId": context["snapshot"]["outcomes"][0]["sourceExecutionId"]},
+    )
+    assert isinstance(tree, dict)
+    child = tree["children"][0]["execution"]
+    assert decisions[0]["sourceExecutionId"] == child["id"]

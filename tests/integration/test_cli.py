@@ -12,13 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from daemons import cli_json
+
 from alpd.testing.daemon import DaemonProcess
-
-
-def cli_json(d: DaemonProcess, *args: str, cwd: Path) -> Any:
-    done = d.cli(*args, "--json", cwd=str(cwd))
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return json.loads(done.stdout)
 
 
 def headless(d: DaemonProcess, cwd: Path, *command: str) -> dict[str, Any]:

@@ -16,17 +16,17 @@ import json
 import shlex
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 import rfc8785
+from daemons import StartAlpd
 from polling import wait_for
 
 from alpctl.client import RpcError
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 CONFIG = """
 [agents.lead]
@@ -58,19 +58,14 @@ def jcs_digest(value: Any) -> str:
 
 
 @pytest.fixture(scope="module")
-def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    base = tmp_path_factory.mktemp("delegation")
-    (base / "config.toml").write_text(CONFIG)
-    with running_daemon(base, extra_args=["--config", str(base / "config.toml")]) as daemon:
-        yield daemon
+def d(start_module_alpd: StartAlpd) -> DaemonProcess:
+    return start_module_alpd(CONFIG)
 
 
 @pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    (path / "delegate.py").write_text(DELEGATE_PY)
-    return path
+def work(work: Path) -> Path:
+    (work / "delegate.py").write_text(DELEGATE_PY)
+    return work
 
 
 def start_lead(d: DaemonProcess, work: Path, script: str) -> tuple[str, dict[str, Any]]:
@@ -258,38 +253,37 @@ def _edit_stored_policy(d: DaemonProcess, execution_id: str, edit: str) -> None:
     [("widen", "EXECUTION_POLICY_TAMPERED"), ("binding", "THREAD_EXECUTION_BINDING_MISMATCH")],
 )
 def test_an_edited_stored_policy_decides_nothing(
-    tmp_path: Path, work: Path, edit: str, name: str
+    start_alpd: StartAlpd, work: Path, edit: str, name: str
 ) -> None:
-    (tmp_path / "config.toml").write_text(CONFIG)
     script = (
         f"while [ ! -e {work / 'go'} ]; do sleep 0.05; done\n"
         "alp delegate other -- true 2> other.err; echo $? > other.rc\n"
         "alp delegate helper -- true 2> helper.err; echo $? > helper.rc\n"
         "touch ready\nexec sleep 30\n"
     )
-    with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as dd:
-        thread_id, root = start_lead(dd, work, script)
+    dd = start_alpd(CONFIG)
+    thread_id, root = start_lead(dd, work, script)
+    try:
+        _edit_stored_policy(dd, root["id"], edit)
+        (work / "go").touch()
+        wait_for((work / "ready").exists, what="the lead's delegations")
+        for agent in ("other", "helper"):
+            assert (work / f"{agent}.rc").read_text().strip() == "1", agent
+            assert name in (work / f"{agent}.err").read_text(), agent
+        with pytest.raises(RpcError) as info:
+            dd.call("execution/show", {"executionId": root["id"]})
+        assert info.value.name == name
+        assert info.value.data["executionId"] == root["id"]
+        # The thread reports it too, and nothing was delegated.
+        with pytest.raises(RpcError) as info:
+            dd.call("thread/show", {"threadId": thread_id})
+        assert info.value.name == name
+        conn = sqlite3.connect(dd.home / "alp.db")
         try:
-            _edit_stored_policy(dd, root["id"], edit)
-            (work / "go").touch()
-            wait_for((work / "ready").exists, what="the lead's delegations")
-            for agent in ("other", "helper"):
-                assert (work / f"{agent}.rc").read_text().strip() == "1", agent
-                assert name in (work / f"{agent}.err").read_text(), agent
-            with pytest.raises(RpcError) as info:
-                dd.call("execution/show", {"executionId": root["id"]})
-            assert info.value.name == name
-            assert info.value.data["executionId"] == root["id"]
-            # The thread reports it too, and nothing was delegated.
-            with pytest.raises(RpcError) as info:
-                dd.call("thread/show", {"threadId": thread_id})
-            assert info.value.name == name
-            conn = sqlite3.connect(dd.home / "alp.db")
-            try:
-                rows = conn.execute("SELECT id FROM executions WHERE thread_id = ?", (thread_id,))
-                assert [r[0] for r in rows] == [root["id"]]
-            finally:
-                conn.close()
+            rows = conn.execute("SELECT id FROM executions WHERE thread_id = ?", (thread_id,))
+            assert [r[0] for r in rows] == [root["id"]]
         finally:
-            with contextlib.suppress(RpcError):
-                dd.call("execution/cancel", {"executionId": root["id"]})
+            conn.close()
+    finally:
+        with contextlib.suppress(RpcError):
+            dd.call("execution/cancel", {"executionId": root["id"]})

@@ -11,27 +11,13 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+from daemons import start_headless
 
 from alpctl.client import RpcError
-from alpd.testing.daemon import DaemonProcess, running_daemon
-
-
-@pytest.fixture
-def d(tmp_path: Path) -> Iterator[DaemonProcess]:
-    with running_daemon(tmp_path) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
+from alpd.testing.daemon import DaemonProcess
 
 
 def wait_for_file(path: Path, timeout: float = 30.0) -> str:
@@ -109,16 +95,9 @@ def test_a_reused_pid_is_not_the_run_start_time_checked(d: DaemonProcess, work: 
     """The run's process is alive with the recorded pid, but the recorded start time says it
     is another process (what a pid reused after the run ended looks like): not the run."""
     thread_id = d.call("thread/create", {"title": "t", "cwd": str(work)})["id"]  # type: ignore[index]
-    root = d.call(
-        "thread/continue",
-        {
-            "threadId": thread_id,
-            "runtime": "command",
-            "headless": True,
-            "cwd": str(work),
-            "args": ["sh", "-c", pin_when_told(work, "from a reused pid")],
-        },
-    )["execution"]  # type: ignore[index]
+    root = start_headless(
+        d, thread_id, work, ["sh", "-c", pin_when_told(work, "from a reused pid")]
+    )
     try:
         conn = sqlite3.connect(d.home / "alp.db", timeout=10, isolation_level=None)
         try:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from daemons import BLOCKER, StartAlpd, cli_json
 from polling import wait_for
 
 from alpctl.client import RpcError
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 CONFIG = """
 [agents.tick]
@@ -24,27 +24,10 @@ runtime = "command"
 args = ["sh", "-c", "echo done"]
 """
 
-BLOCKER = ["sh", "-c", "while [ ! -f release ]; do sleep 0.05; done"]
-
 
 @pytest.fixture
-def d(tmp_path: Path) -> Iterator[DaemonProcess]:
-    (tmp_path / "config.toml").write_text(CONFIG)
-    with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-def cli_json(d: DaemonProcess, *args: str) -> Any:
-    done = d.cli(*args, "--json")
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return json.loads(done.stdout)
+def d(start_alpd: StartAlpd) -> DaemonProcess:
+    return start_alpd(CONFIG)
 
 
 def start_blocker(d: DaemonProcess, work: Path, title: str) -> tuple[str, dict[str, Any]]:

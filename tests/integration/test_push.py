@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from daemons import StartAlpd, roots
 from polling import wait_for
 
 from alpctl.client import RpcError
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 #: files are named by absolute path: a run's directory is its workspace (the git top level
 #: above it), which a stray `.git` in a parent directory would move
@@ -36,23 +36,8 @@ def blocker(work: Path) -> list[str]:
 
 
 @pytest.fixture
-def d(tmp_path: Path) -> Iterator[DaemonProcess]:
-    (tmp_path / "config.toml").write_text(CONFIG.format(work=tmp_path / "work"))
-    with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir(exist_ok=True)
-    return path
-
-
-def roots(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:
-    shown = d.call("thread/show", {"threadId": thread_id})
-    assert isinstance(shown, dict)
-    return list(shown["roots"])
+def d(start_alpd: StartAlpd, work: Path) -> DaemonProcess:
+    return start_alpd(CONFIG.format(work=work))
 
 
 def push(d: DaemonProcess, thread_id: str, text: str, **extra: Any) -> dict[str, Any]:

@@ -12,14 +12,14 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from daemons import StartAlpd, thread_show
 from polling import wait_for
 
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 #: fake credential the secret filter knows (an Anthropic-style key), split so no scanner
 #: mistakes this file for a leak
@@ -72,36 +72,24 @@ runtime = "command"
 
 
 @pytest.fixture
-def d(tmp_path: Path) -> Iterator[DaemonProcess]:
-    (tmp_path / "config.toml").write_text(config(shlex.quote(sys.executable), tmp_path / "work"))
+def d(start_alpd: StartAlpd, work: Path, tmp_path: Path) -> DaemonProcess:
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
     notifier = fake_bin / "notify-send"
     notifier.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> {tmp_path / "notified.txt"}\n')
     notifier.chmod(0o755)
     env = {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}"}
-    with running_daemon(
-        tmp_path, extra_env=env, extra_args=["--config", str(tmp_path / "config.toml")]
-    ) as daemon:
-        yield daemon
+    return start_alpd(config(shlex.quote(sys.executable), work), extra_env=env)
 
 
 @pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir(exist_ok=True)
-    (path / "pending.py").write_text(PENDING_PY)
-    return path
-
-
-def show(d: DaemonProcess, thread_id: str) -> dict[str, Any]:
-    shown = d.call("thread/show", {"threadId": thread_id})
-    assert isinstance(shown, dict)
-    return shown
+def work(work: Path) -> Path:
+    (work / "pending.py").write_text(PENDING_PY)
+    return work
 
 
 def reports(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:
-    return list(show(d, thread_id).get("reports", []))
+    return list(thread_show(d, thread_id).get("reports", []))
 
 
 def test_a_notified_push_reports_its_last_output_lines_filtered_and_announces_them(
@@ -174,7 +162,7 @@ def test_a_sub_agent_result_is_reported_and_queued_for_the_parents_next_round(
 ) -> None:
     thread_id = lead(d, work, "queue")
     wait_for(lambda: (work / "round.txt").exists(), what="the round carrying the result")
-    shown = show(d, thread_id)
+    shown = thread_show(d, thread_id)
     first, round_ = shown["roots"]
     assert (round_["kind"], round_["agent"]) == ("push", "lead")
     assert round_["origin"]["purpose"] == "sub-agent result"
@@ -195,7 +183,7 @@ def test_a_live_parent_takes_its_sub_agent_result_and_no_round_follows(
     taken = json.loads((work / "injected.json").read_text())
     assert [t["text"] for t in taken] == ["child-done"]
     assert taken[0]["sourceKind"] == "sub-agent"
-    wait_for(lambda: all(r["status"] == "settled" for r in show(d, thread_id)["roots"]))
+    wait_for(lambda: all(r["status"] == "settled" for r in thread_show(d, thread_id)["roots"]))
     time.sleep(1.0)
-    assert len(show(d, thread_id)["roots"]) == 1
+    assert len(thread_show(d, thread_id)["roots"]) == 1
     assert not (work / "round.txt").exists()

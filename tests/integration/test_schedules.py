@@ -12,16 +12,16 @@ from __future__ import annotations
 import itertools
 import sqlite3
 import time
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from daemons import BLOCKER, StartAlpd, roots
 from polling import wait_for
 
 from alpctl.client import RpcError
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 TICK = 'echo $ALP_EXECUTION_ID >> ticks; printf %s \\"$ALP_PROMPT\\" > prompt-$ALP_EXECUTION_ID'
 CONFIG = f"""
@@ -34,22 +34,10 @@ runtime = "command"
 args = ["sh", "-c", "sleep 1.5"]
 """
 
-#: a root that runs until the file `release` appears in its directory
-BLOCKER = ["sh", "-c", "while [ ! -f release ]; do sleep 0.05; done"]
-
 
 @pytest.fixture
-def d(tmp_path: Path) -> Iterator[DaemonProcess]:
-    (tmp_path / "config.toml").write_text(CONFIG)
-    with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
+def d(start_alpd: StartAlpd) -> DaemonProcess:
+    return start_alpd(CONFIG)
 
 
 def thread(d: DaemonProcess, work: Path, title: str = "nightly") -> str:
@@ -63,12 +51,6 @@ def schedule(d: DaemonProcess, thread_id: str, **rule: Any) -> dict[str, Any]:
     created = d.call("schedule/create", params)
     assert isinstance(created, dict)
     return created
-
-
-def roots(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:
-    shown = d.call("thread/show", {"threadId": thread_id})
-    assert isinstance(shown, dict)
-    return list(shown["roots"])
 
 
 def settled_roots(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:

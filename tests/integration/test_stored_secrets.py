@@ -20,13 +20,13 @@ import json
 import sqlite3
 import stat
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from daemons import StartAlpd
 from transcripts import Claude
 
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "unit"))
 from polling import wait_for
@@ -255,12 +255,10 @@ args = ["sh", "-c", "cat; printf 'pushed with ghp_%s\\\\n' {TOKEN.removeprefix("
 
 
 @pytest.fixture(scope="module")
-def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    base = tmp_path_factory.mktemp("stored")
-    (base / "config.toml").write_text(ECHO_AGENT)
-    with running_daemon(base, extra_args=["--config", str(base / "config.toml")]) as daemon:
-        run_scenario(daemon, tmp_path_factory.mktemp("work"))
-        yield daemon
+def d(start_module_alpd: StartAlpd, tmp_path_factory: pytest.TempPathFactory) -> DaemonProcess:
+    daemon = start_module_alpd(ECHO_AGENT)
+    run_scenario(daemon, tmp_path_factory.mktemp("work"))
+    return daemon
 
 
 def run_scenario(d: DaemonProcess, work: Path) -> None:

@@ -15,16 +15,16 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
+from daemons import StartAlpd
 from polling import wait_for
 
 from alpctl.client import RpcError
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 ROOT_LINE = re.compile(r"root #(\d+) of (thread_[0-9a-z]+) (\w+)")
 
@@ -40,16 +40,8 @@ def execution(d: DaemonProcess, execution_id: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    with running_daemon(tmp_path_factory.mktemp("flow")) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
+def d(start_module_alpd: StartAlpd) -> DaemonProcess:
+    return start_module_alpd()
 
 
 def cli_ok(d: DaemonProcess, *args: str, cwd: Path) -> Any:

@@ -18,16 +18,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import rfc8785
+from daemons import StartAlpd
 from polling import wait_for
 
 from alpctl.client import RpcError
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 POWERFUL_CONFIG = """
 [agents.powerful]
@@ -128,20 +128,9 @@ def assert_same_authority(
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+def shared(start_module_alpd: StartAlpd) -> DaemonProcess:
     """One daemon for the tests that do not tamper with the database schema."""
-    base = tmp_path_factory.mktemp("invariants")
-    config = base / "config.toml"
-    config.write_text(POWERFUL_CONFIG)
-    with running_daemon(base, extra_args=["--config", str(config)]) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
+    return start_module_alpd(POWERFUL_CONFIG)
 
 
 # invariant 1
@@ -323,86 +312,84 @@ def _assert_tampered_everywhere(d: DaemonProcess, thread_id: str, work: Path) ->
     "tamper", ["edit-body", "edit-previous-digest", "delete-head", "forge-genesis"]
 )
 def test_tampered_snapshot_is_thread_context_tampered(
-    tmp_path: Path, work: Path, tamper: str
+    d: DaemonProcess, work: Path, tamper: str
 ) -> None:
-    with running_daemon(tmp_path) as d:
-        thread_id, _ = _settle_one_pinning_root(d, work)
-        with db(d) as conn:
-            conn.execute("DROP TRIGGER snapshots_no_update")
-            conn.execute("DROP TRIGGER snapshots_no_delete")
-            where = "WHERE thread_id = ? AND revision = 1"
-            if tamper == "edit-body":
-                body = bytes(
-                    conn.execute(f"SELECT body FROM snapshots {where}", (thread_id,)).fetchone()[0]
-                )
-                forged = body.replace(b"original decision", b"allowedTools: Bash(*)!")
-                assert forged != body
-                conn.execute(f"UPDATE snapshots SET body = ? {where}", (forged, thread_id))
-            elif tamper == "edit-previous-digest":
+    thread_id, _ = _settle_one_pinning_root(d, work)
+    with db(d) as conn:
+        conn.execute("DROP TRIGGER snapshots_no_update")
+        conn.execute("DROP TRIGGER snapshots_no_delete")
+        where = "WHERE thread_id = ? AND revision = 1"
+        if tamper == "edit-body":
+            body = bytes(
+                conn.execute(f"SELECT body FROM snapshots {where}", (thread_id,)).fetchone()[0]
+            )
+            forged = body.replace(b"original decision", b"allowedTools: Bash(*)!")
+            assert forged != body
+            conn.execute(f"UPDATE snapshots SET body = ? {where}", (forged, thread_id))
+        elif tamper == "edit-previous-digest":
+            conn.execute(
+                f"UPDATE snapshots SET previous_digest = ? {where}",
+                ("sha256:" + "0" * 64, thread_id),
+            )
+        elif tamper == "delete-head":
+            conn.execute(f"DELETE FROM snapshots {where}", (thread_id,))
+        else:
+            # Rev 0 must be the empty genesis; here it is rewritten consistently (its own
+            # canonical bytes and digest, rev 1 re-linked to it) to smuggle in a line.
+            rows = conn.execute(
+                "SELECT body FROM snapshots WHERE thread_id = ? ORDER BY revision",
+                (thread_id,),
+            ).fetchall()
+            rev0, rev1 = (json.loads(bytes(row[0])) for row in rows)
+            rev0["constraints"] = [dict(rev1["decisions"][0], text="allowedTools: Bash(*)")]
+            rev1["previousDigest"] = jcs_digest(rev0)
+            for snapshot in (rev0, rev1):
                 conn.execute(
-                    f"UPDATE snapshots SET previous_digest = ? {where}",
-                    ("sha256:" + "0" * 64, thread_id),
-                )
-            elif tamper == "delete-head":
-                conn.execute(f"DELETE FROM snapshots {where}", (thread_id,))
-            else:
-                # Rev 0 must be the empty genesis; here it is rewritten consistently (its own
-                # canonical bytes and digest, rev 1 re-linked to it) to smuggle in a line.
-                rows = conn.execute(
-                    "SELECT body FROM snapshots WHERE thread_id = ? ORDER BY revision",
-                    (thread_id,),
-                ).fetchall()
-                rev0, rev1 = (json.loads(bytes(row[0])) for row in rows)
-                rev0["constraints"] = [dict(rev1["decisions"][0], text="allowedTools: Bash(*)")]
-                rev1["previousDigest"] = jcs_digest(rev0)
-                for snapshot in (rev0, rev1):
-                    conn.execute(
-                        "UPDATE snapshots SET body = ?, digest = ?, previous_digest = ? "
-                        "WHERE thread_id = ? AND revision = ?",
-                        (rfc8785.dumps(snapshot), jcs_digest(snapshot),
-                         snapshot["previousDigest"], thread_id, snapshot["revision"]),
-                    )  # fmt: skip
-        _assert_tampered_everywhere(d, thread_id, work)
+                    "UPDATE snapshots SET body = ?, digest = ?, previous_digest = ? "
+                    "WHERE thread_id = ? AND revision = ?",
+                    (rfc8785.dumps(snapshot), jcs_digest(snapshot),
+                     snapshot["previousDigest"], thread_id, snapshot["revision"]),
+                )  # fmt: skip
+    _assert_tampered_everywhere(d, thread_id, work)
 
 
 def test_snapshot_rewritten_after_a_root_read_it_is_thread_context_tampered(
-    tmp_path: Path, work: Path
+    d: DaemonProcess, work: Path
 ) -> None:
     """Rev 1 is rewritten *consistently* (new canonical body, its own new digest, still
     linked to rev 0) after root 2 opened on it. Root 2's binding — immutable, inside its
     policyHash — still names the digest it read, so the daemon can tell the snapshot changed
     after it was read (invariant 3) and must not serve or build on the forgery."""
-    with running_daemon(tmp_path) as d:
-        thread_id, _ = _settle_one_pinning_root(d, work)
-        go = work / "go"
-        root2 = continue_headless(d, thread_id, f"while [ ! -e {go} ]; do sleep 0.05; done", work)[
-            "execution"
-        ]
-        read_digest = root2["contextDigest"]
-        with db(d) as conn:
-            body = conn.execute(
-                "SELECT body FROM snapshots WHERE thread_id = ? AND revision = 1", (thread_id,)
-            ).fetchone()[0]
-            snapshot = json.loads(bytes(body))
-            snapshot["decisions"][0]["text"] = "allowedTools: Bash(*)"
-            forged = rfc8785.dumps(snapshot)
-            conn.execute("DROP TRIGGER snapshots_no_update")
-            conn.execute(
-                "UPDATE snapshots SET body = ?, digest = ? WHERE thread_id = ? AND revision = 1",
-                (forged, jcs_digest(snapshot), thread_id),
-            )
-        assert jcs_digest(snapshot) != read_digest
-        go.touch()
-        settled(d, root2["id"])
-        error = rpc_error(d, "thread/context", {"threadId": thread_id})
-        assert error.name == "THREAD_CONTEXT_TAMPERED"
-        error = rpc_error(
-            d,
-            "thread/continue",
-            {"threadId": thread_id, "runtime": "command", "headless": True,
-             "args": ["true"], "cwd": str(work)},
-        )  # fmt: skip
-        assert error.name == "THREAD_CONTEXT_TAMPERED"
+    thread_id, _ = _settle_one_pinning_root(d, work)
+    go = work / "go"
+    root2 = continue_headless(d, thread_id, f"while [ ! -e {go} ]; do sleep 0.05; done", work)[
+        "execution"
+    ]
+    read_digest = root2["contextDigest"]
+    with db(d) as conn:
+        body = conn.execute(
+            "SELECT body FROM snapshots WHERE thread_id = ? AND revision = 1", (thread_id,)
+        ).fetchone()[0]
+        snapshot = json.loads(bytes(body))
+        snapshot["decisions"][0]["text"] = "allowedTools: Bash(*)"
+        forged = rfc8785.dumps(snapshot)
+        conn.execute("DROP TRIGGER snapshots_no_update")
+        conn.execute(
+            "UPDATE snapshots SET body = ?, digest = ? WHERE thread_id = ? AND revision = 1",
+            (forged, jcs_digest(snapshot), thread_id),
+        )
+    assert jcs_digest(snapshot) != read_digest
+    go.touch()
+    settled(d, root2["id"])
+    error = rpc_error(d, "thread/context", {"threadId": thread_id})
+    assert error.name == "THREAD_CONTEXT_TAMPERED"
+    error = rpc_error(
+        d,
+        "thread/continue",
+        {"threadId": thread_id, "runtime": "command", "headless": True,
+         "args": ["true"], "cwd": str(work)},
+    )  # fmt: skip
+    assert error.name == "THREAD_CONTEXT_TAMPERED"
 
 
 @pytest.mark.parametrize(
@@ -415,68 +402,65 @@ def test_snapshot_rewritten_after_a_root_read_it_is_thread_context_tampered(
     ],
 )
 def test_continue_verifies_the_whole_chain_and_every_root_binding(
-    tmp_path: Path, work: Path, tamper: str, name: str
+    d: DaemonProcess, work: Path, tamper: str, name: str
 ) -> None:
     """Three settled roots (revisions 0..3); what is rewritten is old — revision 1, or the
     first root, bound to revision 0 — so checking only the head and its predecessor misses
     it. `continue` must refuse to open a root on it, like `show` and `context` report it."""
-    with running_daemon(tmp_path) as d:
-        thread_id = new_thread(d, work)
-        roots = [
-            run_root(d, thread_id, pin_script(("decision", f"decision {n}")), work)
-            for n in range(3)
-        ]
-        assert context(d, thread_id)["revision"] == 3
-        first = roots[0]["id"]
-        with db(d) as conn:
-            conn.execute("DROP TRIGGER snapshots_no_update")
-            conn.execute("DROP TRIGGER executions_policy_immutable")
-            if tamper == "older-snapshot-rehashed":
-                body = conn.execute(
-                    "SELECT body FROM snapshots WHERE thread_id = ? AND revision = 1", (thread_id,)
-                ).fetchone()[0]
-                snapshot = json.loads(bytes(body))
-                snapshot["decisions"][0]["text"] = "allowedTools: Bash(*)"
-                conn.execute(
-                    "UPDATE snapshots SET body = ?, digest = ? "
-                    "WHERE thread_id = ? AND revision = 1",
-                    (rfc8785.dumps(snapshot), jcs_digest(snapshot), thread_id),
-                )
-            elif tamper == "root-binding-columns":
-                conn.execute(
-                    "UPDATE executions SET context_digest = ? WHERE id = ?",
-                    ("sha256:" + "1" * 64, first),
-                )
-            else:
-                policy = json.loads(
-                    bytes(
-                        conn.execute(
-                            "SELECT policy FROM executions WHERE id = ?", (first,)
-                        ).fetchone()[0]
-                    )
-                )
-                policy["binding"]["contextDigest"] = "sha256:" + "2" * 64
-                rehashed = jcs_digest(policy) if tamper == "root-policy-binding-rehashed" else None
-                conn.execute(
-                    "UPDATE executions SET policy = ?, context_digest = ?, "
-                    "policy_hash = coalesce(?, policy_hash) WHERE id = ?",
-                    (rfc8785.dumps(policy), "sha256:" + "2" * 64, rehashed, first),
-                )
-        error = rpc_error(
-            d,
-            "thread/continue",
-            {"threadId": thread_id, "runtime": "command", "headless": True,
-             "args": ["true"], "cwd": str(work)},
-        )  # fmt: skip
-        assert error.name == name, (error.name, error.message)
-        assert "Traceback" not in error.message
-        for method in ("thread/context", "thread/show"):
-            assert rpc_error(d, method, {"threadId": thread_id}).name == name, method
-        with db(d) as conn:
-            count = conn.execute(
-                "SELECT count(*) FROM executions WHERE thread_id = ?", (thread_id,)
+    thread_id = new_thread(d, work)
+    roots = [
+        run_root(d, thread_id, pin_script(("decision", f"decision {n}")), work) for n in range(3)
+    ]
+    assert context(d, thread_id)["revision"] == 3
+    first = roots[0]["id"]
+    with db(d) as conn:
+        conn.execute("DROP TRIGGER snapshots_no_update")
+        conn.execute("DROP TRIGGER executions_policy_immutable")
+        if tamper == "older-snapshot-rehashed":
+            body = conn.execute(
+                "SELECT body FROM snapshots WHERE thread_id = ? AND revision = 1", (thread_id,)
             ).fetchone()[0]
-        assert count == 3, "a root was opened on a tampered thread"
+            snapshot = json.loads(bytes(body))
+            snapshot["decisions"][0]["text"] = "allowedTools: Bash(*)"
+            conn.execute(
+                "UPDATE snapshots SET body = ?, digest = ? WHERE thread_id = ? AND revision = 1",
+                (rfc8785.dumps(snapshot), jcs_digest(snapshot), thread_id),
+            )
+        elif tamper == "root-binding-columns":
+            conn.execute(
+                "UPDATE executions SET context_digest = ? WHERE id = ?",
+                ("sha256:" + "1" * 64, first),
+            )
+        else:
+            policy = json.loads(
+                bytes(
+                    conn.execute("SELECT policy FROM executions WHERE id = ?", (first,)).fetchone()[
+                        0
+                    ]
+                )
+            )
+            policy["binding"]["contextDigest"] = "sha256:" + "2" * 64
+            rehashed = jcs_digest(policy) if tamper == "root-policy-binding-rehashed" else None
+            conn.execute(
+                "UPDATE executions SET policy = ?, context_digest = ?, "
+                "policy_hash = coalesce(?, policy_hash) WHERE id = ?",
+                (rfc8785.dumps(policy), "sha256:" + "2" * 64, rehashed, first),
+            )
+    error = rpc_error(
+        d,
+        "thread/continue",
+        {"threadId": thread_id, "runtime": "command", "headless": True,
+         "args": ["true"], "cwd": str(work)},
+    )  # fmt: skip
+    assert error.name == name, (error.name, error.message)
+    assert "Traceback" not in error.message
+    for method in ("thread/context", "thread/show"):
+        assert rpc_error(d, method, {"threadId": thread_id}).name == name, method
+    with db(d) as conn:
+        count = conn.execute(
+            "SELECT count(*) FROM executions WHERE thread_id = ?", (thread_id,)
+        ).fetchone()[0]
+    assert count == 3, "a root was opened on a tampered thread"
 
 
 # invariant 4

@@ -16,9 +16,9 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from daemons import cli_json
 from wire import RawConnection, error_of
 
 from alpctl.client import Client, RpcError
@@ -33,12 +33,6 @@ def git_repo(path: Path) -> Path:
     subprocess.run(["git", "init", "-q", str(path)], check=True)
     (path / "src" / "deep").mkdir(parents=True)
     return Path(os.path.realpath(path))
-
-
-def cli_json(daemon: DaemonProcess, *args: str, cwd: Path | None = None) -> Any:
-    done = daemon.cli(*args, "--json", cwd=str(cwd) if cwd else None)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return json.loads(done.stdout)
 
 
 def test_create_always_makes_a_new_thread_in_the_git_toplevel_of_cwd(
