@@ -1,12 +1,12 @@
 """`alp mcp`: alp's tools for the agent inside a run, as a stdio MCP server.
 
 alpd registers this server in every `claude` and `codex` run it launches (the runtime
-adapters write the registration), so the model sees `pin`, `context`, `search`, `delegate`,
-`handoff` and `inbox` with no setup. Each tool call is one JSON-RPC round trip to alpd over
-the socket, on a fresh connection (a restarted daemon costs nothing but that call). Authority
-is the daemon's, exactly as for `alp context pin`: this process is a descendant of the run,
-so alpd finds the execution by process ancestry; started anywhere else, `pin`, `delegate`
-and `handoff` answer `PIN_OUTSIDE_EXECUTION`. The thread and execution ids in the
+adapters write the registration), so the model sees `pin`, `context`, `search`, `ps`,
+`delegate`, `handoff` and `inbox` with no setup. Each tool call is one JSON-RPC round trip to
+alpd over the socket, on a fresh connection (a restarted daemon costs nothing but that call).
+Authority is the daemon's, exactly as for `alp context pin`: this process is a descendant of
+the run, so alpd finds the execution by process ancestry; started anywhere else, `pin`,
+`delegate` and `handoff` answer `PIN_OUTSIDE_EXECUTION`. The thread and execution ids in the
 environment are labels, used only to say which thread's context (and inbox) to read.
 
 Tool errors reach the model as tool results marked as errors, starting with the error's name
@@ -25,7 +25,7 @@ from typing import Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from alpctl import handoff_render, render
+from alpctl import background_render, handoff_render, render
 from alpctl.client import Client, DaemonUnreachable, ForeignDaemon, RpcError
 
 Call = Callable[[str, dict[str, Any]], Any]
@@ -59,6 +59,15 @@ SEARCH_DESCRIPTION = (
     "Full-text search across the history of all your threads (and imported sessions): "
     "prompts, replies and tool output of earlier runs. Use it to find how something was done "
     'before. Query syntax: words (all must match), "a phrase", prefix*.'
+)
+
+PS_DESCRIPTION = (
+    "See what alp is running right now, across all threads: each running root and delegated "
+    "child (kind, agent, pid, time so far, tokens and cost so far, its thread), pushes and "
+    "schedule fires queued behind a busy thread, the schedules with their next fire, and the "
+    "daemon's own services. Use it to check on a child you delegated (it is listed while it "
+    "runs and gone once it ends) or to see whether other work is busy before starting more. "
+    "Temp work is hidden unless `all` is true."
 )
 
 DELEGATE_DESCRIPTION = (
@@ -121,6 +130,9 @@ class AlpTools:
         result = self._rpc("history/search", {"query": query, "limit": max(1, min(limit, 50))})
         return render.search(result)
 
+    def ps(self, all: bool = False) -> str:
+        return background_render.ps(self._rpc("daemon/ps", {"all": all}))
+
     def delegate(self, agent: str, task: str) -> str:
         result = self._rpc("execution/delegate", {"agent": agent, "task": task})
         return render.execution(result["execution"])
@@ -159,6 +171,7 @@ def build_server(tools: AlpTools) -> MCPServer:
     server.add_tool(tools.pin, name="pin", description=PIN_DESCRIPTION)
     server.add_tool(tools.context, name="context", description=CONTEXT_DESCRIPTION)
     server.add_tool(tools.search, name="search", description=SEARCH_DESCRIPTION)
+    server.add_tool(tools.ps, name="ps", description=PS_DESCRIPTION)
     server.add_tool(tools.delegate, name="delegate", description=DELEGATE_DESCRIPTION)
     server.add_tool(tools.handoff, name="handoff", description=HANDOFF_DESCRIPTION)
     server.add_tool(tools.inbox, name="inbox", description=INBOX_DESCRIPTION)

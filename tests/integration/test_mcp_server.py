@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from daemons import BLOCKER
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -39,7 +40,7 @@ def text_of(result: Any) -> str:
 def test_alp_mcp_lists_alps_tools_with_descriptions_for_a_model(alpd: DaemonProcess) -> None:
     tools, _ = run_session(alpd.socket_path)
     by_name = {tool.name: tool for tool in tools}
-    assert set(by_name) == {"pin", "context", "search", "delegate", "handoff", "inbox"}
+    assert set(by_name) == {"pin", "context", "search", "ps", "delegate", "handoff", "inbox"}
     pin = by_name["pin"]
     assert "ONLY thing the next run" in (pin.description or "")
     kinds = pin.input_schema["properties"]["kind"]["enum"]
@@ -70,3 +71,19 @@ def test_search_and_an_unreachable_daemon_answer_as_tool_results(
     assert not found.is_error and "quokka" in text_of(found)
     _, (lost,) = run_session(tmp_path / "no.sock", ("search", {"query": "quokka"}))
     assert lost.is_error and "alpd is not reachable" in text_of(lost)
+
+
+def test_ps_shows_a_running_root_with_its_thread(alpd: DaemonProcess, tmp_path: Path) -> None:
+    thread = alpd.call("thread/create", {"title": "the long migration", "cwd": str(tmp_path)})
+    assert isinstance(thread, dict)
+    alpd.call(
+        "thread/continue",
+        {"threadId": thread["id"], "runtime": "command", "headless": True, "args": BLOCKER,
+         "cwd": str(tmp_path)},
+    )  # fmt: skip
+    try:
+        _, (ps,) = run_session(alpd.socket_path, ("ps", {}))
+    finally:
+        (tmp_path / "release").touch()
+    assert not ps.is_error
+    assert "RUNNING 1" in text_of(ps) and "the long migration" in text_of(ps)
