@@ -12,8 +12,7 @@ environment are labels, used only to say which thread's context (and inbox) to r
 Tool errors reach the model as tool results marked as errors, starting with the error's name
 (`PIN_OUTSIDE_EXECUTION: …`), so it can act on them.
 
-This module imports the MCP SDK (and with it anyio and pydantic): only `alp mcp` loads it,
-never the CLI path.
+The protocol is spoken by alpctl.mcp_stdio (stdlib only; why not the SDK is said there).
 """
 
 from __future__ import annotations
@@ -22,11 +21,9 @@ import os
 from collections.abc import Callable
 from typing import Any, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-
-from alpctl import background_render, handoff_render, render
+from alpctl import __version__, background_render, handoff_render, render
 from alpctl.client import Client, DaemonUnreachable, ForeignDaemon, RpcError
+from alpctl.mcp_stdio import StdioServer, ToolError
 
 Call = Callable[[str, dict[str, Any]], Any]
 
@@ -127,8 +124,8 @@ class AlpTools:
         return render.context(self._rpc("thread/context", {"threadId": self._thread_id}))
 
     def search(self, query: str, limit: int = 10) -> str:
-        result = self._rpc("history/search", {"query": query, "limit": max(1, min(limit, 50))})
-        return render.search(result)
+        params = {"query": query, "limit": max(1, min(limit, 50))}
+        return render.search(self._rpc("history/search", params), params)
 
     def ps(self, all: bool = False) -> str:
         return background_render.ps(self._rpc("daemon/ps", {"all": all}))
@@ -166,8 +163,8 @@ def socket_call(socket_path: str) -> Call:
     return call
 
 
-def build_server(tools: AlpTools) -> MCPServer:
-    server: MCPServer = MCPServer(name="alp", instructions=INSTRUCTIONS)
+def build_server(tools: AlpTools) -> StdioServer:
+    server = StdioServer("alp", __version__, instructions=INSTRUCTIONS)
     server.add_tool(tools.pin, name="pin", description=PIN_DESCRIPTION)
     server.add_tool(tools.context, name="context", description=CONTEXT_DESCRIPTION)
     server.add_tool(tools.search, name="search", description=SEARCH_DESCRIPTION)
@@ -181,4 +178,4 @@ def build_server(tools: AlpTools) -> MCPServer:
 def serve(socket_path: str) -> None:
     """Serve MCP on stdin/stdout until the client closes them."""
     tools = AlpTools(socket_call(socket_path), os.environ.get("ALP_THREAD_ID") or None)
-    build_server(tools).run("stdio")
+    build_server(tools).run()

@@ -23,7 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, inv: Invocation) -> int:
-    from alpctl.mcp_server import serve  # the MCP SDK (anyio, pydantic) only for `alp mcp`
+    from alpctl.mcp_server import serve  # the tools and the protocol only for `alp mcp`
 
     serve(inv.socket_path)
     return EXIT_OK

@@ -11,6 +11,7 @@ import anyio
 from daemons import BLOCKER
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from polling import wait_for
 
 from alpd.testing.daemon import DaemonProcess
 
@@ -67,6 +68,10 @@ def test_search_and_an_unreachable_daemon_answer_as_tool_results(
     alpd: DaemonProcess, tmp_path: Path
 ) -> None:
     alpd.call("thread/create", {"title": "the quokka migration", "cwd": str(tmp_path)})
+    wait_for(  # a thread's title is indexed for search after its creation is answered
+        lambda: alpd.call("history/search", {"query": "quokka"})["hits"],  # type: ignore[index]
+        what="the title in the search index",
+    )
     _, (found,) = run_session(alpd.socket_path, ("search", {"query": "quokka"}))
     assert not found.is_error and "quokka" in text_of(found)
     _, (lost,) = run_session(tmp_path / "no.sock", ("search", {"query": "quokka"}))
