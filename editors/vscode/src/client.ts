@@ -78,6 +78,53 @@ export interface SearchHit {
   role?: string | null;
 }
 
+/** A running root or delegated child, as `daemon/ps` lists it. */
+export interface PsJob {
+  executionId: string;
+  rootId: string;
+  kind: string;
+  runtime: string;
+  agent: string;
+  status: string;
+  createdAt: string;
+  elapsedSeconds: number;
+  threadId?: string | null;
+  threadTitle?: string | null;
+  parentId?: string | null;
+  pid?: number | null;
+  tokens?: number;
+  costUsd?: number | null;
+}
+
+/** A push or schedule fire waiting for its thread's running root to settle. */
+export interface PsQueued {
+  id: number;
+  threadId: string;
+  threadTitle?: string | null;
+  kind: string;
+  source: string;
+  queuedAt: string;
+}
+
+export interface PsSchedule {
+  id: string;
+  threadId: string;
+  threadTitle?: string | null;
+  rule: string;
+  status: string;
+  nextFireAt?: string | null;
+}
+
+/** `daemon/ps`: what alp runs now (what `alp ps` prints). */
+export interface PsResult {
+  daemon: { pid: number; version: string; uptimeSeconds: number; rssBytes: number };
+  jobs: PsJob[];
+  queued: PsQueued[];
+  schedules: PsSchedule[];
+  hidden?: number;
+  costUsd?: number;
+}
+
 export interface Changed {
   thread?: Thread;
   execution?: Execution;
@@ -184,12 +231,9 @@ export class AlpClient {
     return result.hits;
   }
 
-  /** What runs now: every thread's unsettled root, with its execution. */
-  async running(): Promise<{ thread: Thread; execution: Execution }[]> {
-    const threads = (await this.listThreads({ all: true })).filter((t) => t.busyRoot);
-    return Promise.all(
-      threads.map(async (thread) => ({ thread, execution: await this.showExecution(thread.busyRoot as string) })),
-    );
+  /** What runs now (`alp ps`): jobs with their cost so far, the queue, schedules. */
+  ps(all = false): Promise<PsResult> {
+    return this.request("daemon/ps", { all });
   }
 
   /** Live changes: `thread/changed` and `execution/changed` notifications go to `listener`. */

@@ -2,8 +2,16 @@
 // history search, "Continue in terminal", live updates from events/subscribe.
 // Everything it knows comes from alpd over the socket (src/client.ts).
 import * as vscode from "vscode";
-import { AlpClient, AlpError, Execution, Thread, socketPath } from "./client";
-import { hitLabel, rootLabel, runningLabel, threadDetails, threadLabel } from "./render";
+import { AlpClient, AlpError, Execution, PsJob, PsQueued, Thread, socketPath } from "./client";
+import {
+  hitLabel,
+  jobDescription,
+  jobLabel,
+  queuedLabel,
+  rootLabel,
+  threadDetails,
+  threadLabel,
+} from "./render";
 
 const SCHEME = "alp-thread";
 
@@ -115,10 +123,16 @@ class ThreadsProvider implements vscode.TreeDataProvider<Node> {
   }
 }
 
-class RunningProvider implements vscode.TreeDataProvider<Node> {
-  private readonly emitter = new vscode.EventEmitter<Node | undefined>();
+type PsNode = { type: "job"; job: PsJob } | { type: "queued"; item: PsQueued } | { type: "message"; text: string };
+
+function showThreadCommand(threadId: string | null | undefined): vscode.Command | undefined {
+  return threadId ? { command: "alp.showThread", title: "Show", arguments: [threadId] } : undefined;
+}
+
+/** The `alp ps` view: running jobs (time, tokens and cost so far), then what is queued. */
+class RunningProvider implements vscode.TreeDataProvider<PsNode> {
+  private readonly emitter = new vscode.EventEmitter<PsNode | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
-  private labels = new Map<string, string>();
 
   constructor(private readonly connection: Connection) {}
 
@@ -126,26 +140,36 @@ class RunningProvider implements vscode.TreeDataProvider<Node> {
     this.emitter.fire(undefined);
   }
 
-  getTreeItem(node: Node): vscode.TreeItem {
-    if (node.type === "root") {
-      const item = new vscode.TreeItem(this.labels.get(node.root.id) ?? node.root.id);
-      item.description = node.root.startedAt ?? node.root.createdAt;
-      item.tooltip = `${node.root.id}${node.root.pid ? ` (pid ${node.root.pid})` : ""}`;
-      if (node.root.threadId) {
-        item.command = { command: "alp.showThread", title: "Show", arguments: [node.root.threadId] };
+  getTreeItem(node: PsNode): vscode.TreeItem {
+    switch (node.type) {
+      case "job": {
+        const item = new vscode.TreeItem(jobLabel(node.job));
+        item.description = jobDescription(node.job);
+        item.tooltip = `${node.job.executionId}${node.job.pid ? ` (pid ${node.job.pid})` : ""}`;
+        item.iconPath = new vscode.ThemeIcon("sync~spin");
+        item.command = showThreadCommand(node.job.threadId);
+        return item;
       }
-      return item;
+      case "queued": {
+        const item = new vscode.TreeItem(queuedLabel(node.item));
+        item.description = `since ${node.item.queuedAt}`;
+        item.command = showThreadCommand(node.item.threadId);
+        return item;
+      }
+      case "message":
+        return new vscode.TreeItem(node.text);
     }
-    return new vscode.TreeItem(node.type === "message" ? node.text : "");
   }
 
-  async getChildren(node?: Node): Promise<Node[]> {
+  async getChildren(node?: PsNode): Promise<PsNode[]> {
     if (node) return [];
     try {
-      const running = await (await this.connection.get()).running();
-      if (running.length === 0) return [{ type: "message", text: "Nothing is running" }];
-      this.labels = new Map(running.map(({ thread, execution }) => [execution.id, runningLabel(thread, execution)]));
-      return running.map(({ execution }) => ({ type: "root", root: execution }));
+      const ps = await (await this.connection.get()).ps();
+      const nodes: PsNode[] = [
+        ...ps.jobs.map((job): PsNode => ({ type: "job", job })),
+        ...ps.queued.map((item): PsNode => ({ type: "queued", item })),
+      ];
+      return nodes.length ? nodes : [{ type: "message", text: "Nothing is running" }];
     } catch (error) {
       return [{ type: "message", text: describe(error) }];
     }

@@ -1,5 +1,5 @@
 // Text for the extension's views, from alpd's results. Pure (no `vscode` import).
-import type { ContextLine, Execution, SearchHit, Thread, ThreadShow } from "./client";
+import type { ContextLine, Execution, PsJob, PsQueued, SearchHit, Thread, ThreadShow } from "./client";
 
 export const KIND_MARKERS: Record<string, string> = {
   interactive: "⌨",
@@ -75,7 +75,28 @@ export function hitLabel(hit: SearchHit): { label: string; description: string; 
   };
 }
 
-export function runningLabel(thread: Thread, execution: Execution): string {
-  const marker = KIND_MARKERS[execution.kind] ?? "?";
-  return `${marker} ${headline(thread)} · ${execution.runtime}/${execution.agent} · ${execution.kind}`;
+/** Seconds as the CLI prints a duration: 42s, 3m05s, 2h04m. */
+export function duration(seconds: number): string {
+  const s = Math.floor(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** A running job of `alp ps`: kind marker, its thread, runtime/agent and kind (a delegated
+ *  child is marked └). */
+export function jobLabel(job: PsJob): string {
+  const marker = KIND_MARKERS[job.kind] ?? "?";
+  const title = job.threadTitle || job.threadId || "(legacy)";
+  return `${job.parentId ? "└ " : ""}${marker} ${title} · ${job.runtime}/${job.agent} · ${job.kind}`;
+}
+
+/** Time so far, tokens and cost so far. */
+export function jobDescription(job: PsJob): string {
+  const cost = job.costUsd != null ? ` · $${job.costUsd.toFixed(2)}` : "";
+  return `${duration(job.elapsedSeconds)} · ${job.tokens ?? 0} tok${cost}`;
+}
+
+export function queuedLabel(item: PsQueued): string {
+  return `⧗ ${item.threadTitle || item.threadId} · ${item.kind} from ${item.source}`;
 }

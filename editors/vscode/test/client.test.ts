@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import { AlpClient, AlpError, Changed, socketPath } from "../src/client";
-import { rootLabel, threadDetails, threadLabel } from "../src/render";
+import { jobDescription, jobLabel, rootLabel, threadDetails, threadLabel } from "../src/render";
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -37,11 +37,15 @@ test("every method the extension uses answers over LSP framing", async () => {
     const hits = await client.search("ledger");
     assert.ok(hits.some((h) => h.threadId === seeded.id));
 
-    const running = await client.running();
-    const busy = running.find((r) => r.thread.id === env("ALP_TEST_BUSY_THREAD_ID"));
-    assert.ok(busy, JSON.stringify(running));
-    assert.equal(threadLabel(busy.thread), "● still working");
-    assert.equal(busy.execution.status, "running");
+    const busyThread = threads.find((t) => t.id === env("ALP_TEST_BUSY_THREAD_ID"));
+    assert.ok(busyThread, JSON.stringify(threads));
+    assert.equal(threadLabel(busyThread), "● still working");
+    const ps = await client.ps();
+    const busy = ps.jobs.find((j) => j.threadId === env("ALP_TEST_BUSY_THREAD_ID"));
+    assert.ok(busy, JSON.stringify(ps));
+    assert.equal(busy.executionId, busyThread.busyRoot);
+    assert.equal(jobLabel(busy), "⌨ still working · command/command · interactive");
+    assert.match(jobDescription(busy), /^\d+s · 0 tok$/);
 
     await assert.rejects(client.showThread("thread_nope"), (error: unknown) => {
       assert.ok(error instanceof AlpError);
