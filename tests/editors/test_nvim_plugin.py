@@ -76,3 +76,36 @@ def test_the_nvim_plugin_lists_shows_searches_and_follows(
 
     assert report["live"], report["live_list"]
     assert report["last_event"] == "thread/changed"
+
+
+def test_the_thread_view_shows_the_recap_when_there_is_one_and_falls_back_when_not(
+    nvim: str, tmp_path: Path
+) -> None:
+    report_path = tmp_path / "report.json"
+    check = REPO / "tests" / "editors" / "nvim_render_check.lua"
+    argv = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={NVIM_PLUGIN}"]
+    done = subprocess.run(
+        [*argv, "-c", f"luafile {check}"],
+        env={**os.environ, "ALP_NVIM_REPORT": str(report_path)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(report_path.read_text())
+    assert report["ok"], report["error"]
+    for fallback in (report["absent"], report["null"]):
+        assert fallback[0] == "the title  thread_1"
+        gist = fallback.index("Gist")
+        assert fallback[gist + 1 : gist + 3] == ["  ship the ledger", "  last run: schema written"]
+    recap = report["recap"]
+    assert recap[0] == "Ledger: schema settled, migrations next  thread_1"
+    gist = recap.index("Gist (recap of context rev 1; derived, not authority)")
+    assert recap[gist + 1 : gist + 5] == [
+        "  The schema is settled.",
+        "  Migrations come next.",
+        "  Open tasks:",
+        "    - write the first migration",
+    ]
+    assert "  ship the ledger" not in recap[gist : gist + 6]
+    assert "Ledger: schema settled" in report["list"][2] and "plain" in report["list"][3]

@@ -73,7 +73,7 @@ def test_the_client_module_speaks_to_a_real_alpd_under_node(
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "# pass 3" in done.stdout and "# fail 0" in done.stdout, done.stdout
+    assert "# pass 4" in done.stdout and "# fail 0" in done.stdout, done.stdout
 
 
 def test_the_client_module_never_imports_vscode(compiled: Path) -> None:

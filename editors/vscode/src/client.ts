@@ -23,6 +23,8 @@ export interface Thread {
   busyRoot?: string | null;
   rootCount?: number;
   updatedAt: string;
+  /** the recap's headline (derived by alpd's recap model; `thread/list` only) */
+  headline?: string | null;
 }
 
 export interface Execution {
@@ -60,11 +62,23 @@ export interface ContextResult {
   };
 }
 
+/** A thread's recap: headline, gist and open tasks kept by a cheap model — derived, never
+ *  authority. Absent on a daemon without recaps, and its fields until one was made. */
+export interface ThreadRecap {
+  threadId: string;
+  headline?: string | null;
+  gist?: string | null;
+  openTasks?: string[];
+  sourceRevision?: number | null;
+  refreshing?: boolean;
+}
+
 export interface ThreadShow {
   thread: Thread;
   roots: Execution[];
   context: ContextResult;
   history: { level: string; entries?: number };
+  recap?: ThreadRecap | null;
 }
 
 export interface SearchHit {

@@ -1,5 +1,14 @@
 // Text for the extension's views, from alpd's results. Pure (no `vscode` import).
-import type { ContextLine, Execution, PsJob, PsQueued, SearchHit, Thread, ThreadShow } from "./client";
+import type {
+  ContextLine,
+  Execution,
+  PsJob,
+  PsQueued,
+  SearchHit,
+  Thread,
+  ThreadRecap,
+  ThreadShow,
+} from "./client";
 
 export const KIND_MARKERS: Record<string, string> = {
   interactive: "⌨",
@@ -9,8 +18,10 @@ export const KIND_MARKERS: Record<string, string> = {
   temp: "…",
 };
 
-export function headline(thread: Thread): string {
-  return thread.title || "(untitled)";
+/** What a thread is called: its recap's headline when alpd has made one (`thread/list` puts
+ *  it on the thread, `thread/show` in `recap`), else its title. */
+export function headline(thread: Thread, recap?: ThreadRecap | null): string {
+  return thread.headline || recap?.headline || thread.title || "(untitled)";
 }
 
 /** A thread's tree label: a busy marker, then its headline. */
@@ -44,19 +55,40 @@ function contextLines(show: ThreadShow): string[] {
   return lines.length ? lines : ["_Nothing pinned yet._", ""];
 }
 
+/** The gist: the recap's (with its open tasks) when there is one, else the pinned objective
+ *  and the last run's summary. */
+function gistLines(show: ThreadShow): string[] {
+  const recap = show.recap;
+  if (recap?.gist) {
+    const lines = [
+      `## Gist`,
+      "",
+      `_Recap of context rev ${recap.sourceRevision ?? "?"}; derived, not authority._`,
+      "",
+      recap.gist,
+      "",
+    ];
+    const tasks = recap.openTasks ?? [];
+    if (tasks.length) lines.push("**Open tasks**", "", ...tasks.map((task) => `- ${task}`), "");
+    return lines;
+  }
+  const last = show.roots[show.roots.length - 1];
+  const lines = ["## Gist", "", show.context.snapshot.objective?.text ?? "_No objective pinned._", ""];
+  if (last?.summary) lines.push(`Last run: ${last.summary}`, "");
+  return lines;
+}
+
 /** Thread details as Markdown: header, gist, roots timeline, context with sources. */
 export function threadDetails(show: ThreadShow): string {
   const { thread, roots, context } = show;
-  const last = roots[roots.length - 1];
   const lines = [
-    `# ${headline(thread)}`,
+    `# ${headline(thread, show.recap)}`,
     "",
     `\`${thread.id}\` · ${thread.status} · revision ${thread.revision} · context rev ${context.revision} · ${thread.workspace}`,
     "",
   ];
   if (thread.busyRoot) lines.push(`**● running** \`${thread.busyRoot}\``, "");
-  lines.push("## Gist", "", context.snapshot.objective?.text ?? "_No objective pinned._", "");
-  if (last?.summary) lines.push(`Last run: ${last.summary}`, "");
+  lines.push(...gistLines(show));
   lines.push(`## Roots (${roots.length})`, "");
   for (const root of roots) {
     lines.push(`- ${rootLabel(root)} · ${root.startedAt ?? root.createdAt} · \`${root.id}\``);

@@ -2,7 +2,7 @@
 // tests/editors/test_vscode_extension.py, which passes what it seeded in ALP_TEST_*).
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { AlpClient, AlpError, Changed, socketPath } from "../src/client";
+import { AlpClient, AlpError, Changed, ThreadShow, socketPath } from "../src/client";
 import { jobDescription, jobLabel, rootLabel, threadDetails, threadLabel } from "../src/render";
 
 const env = (name: string): string => {
@@ -55,6 +55,48 @@ test("every method the extension uses answers over LSP framing", async () => {
   } finally {
     client.dispose();
   }
+});
+
+test("details show the recap's headline, gist and open tasks, else the pinned objective", () => {
+  const show: ThreadShow = {
+    thread: {
+      id: "thread_1",
+      title: "the title",
+      workspace: "/w",
+      status: "open",
+      revision: 2,
+      contextRevision: 1,
+      updatedAt: "2026-11-30T10:00:00Z",
+    },
+    roots: [],
+    context: {
+      threadId: "thread_1",
+      revision: 1,
+      digest: "sha256:0",
+      snapshot: { objective: { text: "ship the ledger", sourceExecutionId: "exec_1" } },
+    },
+    history: { level: "full", entries: 0 },
+  };
+  for (const without of [show, { ...show, recap: null }]) {
+    const details = threadDetails(without);
+    assert.match(details, /^# the title\n/);
+    assert.ok(details.includes("## Gist\n\nship the ledger\n"), details);
+  }
+  const recap = threadDetails({
+    ...show,
+    recap: {
+      threadId: "thread_1",
+      headline: "Ledger: schema settled",
+      gist: "The schema is settled.",
+      openTasks: ["write the first migration"],
+      sourceRevision: 1,
+    },
+  });
+  assert.match(recap, /^# Ledger: schema settled\n/);
+  assert.ok(recap.includes("_Recap of context rev 1; derived, not authority._\n\nThe schema is settled.\n"), recap);
+  assert.ok(recap.includes("**Open tasks**\n\n- write the first migration\n"), recap);
+  assert.ok(!recap.includes("ship the ledger\n\n## Roots"), recap);
+  assert.equal(threadLabel({ ...show.thread, headline: "Ledger", busyRoot: "exec_2" }), "● Ledger");
 });
 
 test("a change made elsewhere arrives as a live notification", async () => {

@@ -8,9 +8,10 @@ local function value(x)
   return x
 end
 
---- What a thread is called in a list: its title, else "(untitled)".
-function M.headline(thread)
-  return value(thread.title) or "(untitled)"
+--- What a thread is called: its recap's headline (kept by alpd's recap model, when there is
+--- one: `thread/list` gives it on the thread, `thread/show` in `recap`), else its title.
+function M.headline(thread, recap)
+  return value(thread.headline) or (recap and value(recap.headline)) or value(thread.title) or "(untitled)"
 end
 
 --- One line per thread: a busy marker, the headline, status, revision and id.
@@ -76,11 +77,43 @@ local function root_line(root)
   )
 end
 
+--- The gist: the recap's (with its open tasks) when alpd has made one, else the pinned
+--- objective and the last run's summary.
+local function gist_lines(show)
+  local recap = value(show.recap)
+  local gist = recap and value(recap.gist)
+  local lines = {}
+  if gist then
+    table.insert(lines, ("Gist (recap of context rev %s; derived, not authority)"):format(
+      tostring(value(recap.sourceRevision) or "?")
+    ))
+    for _, line in ipairs(vim.split(gist, "\n", { plain = true })) do
+      table.insert(lines, "  " .. line)
+    end
+    local tasks = value(recap.openTasks) or {}
+    if #tasks > 0 then
+      table.insert(lines, "  Open tasks:")
+      for _, task in ipairs(tasks) do
+        table.insert(lines, "    - " .. task)
+      end
+    end
+    return lines
+  end
+  table.insert(lines, "Gist")
+  local objective = value(show.context.snapshot.objective)
+  local last = show.roots[#show.roots]
+  table.insert(lines, "  " .. ((objective and objective.text) or "(no objective pinned)"))
+  if last and value(last.summary) then
+    table.insert(lines, "  last run: " .. last.summary)
+  end
+  return lines
+end
+
 --- The thread view: header, gist, roots timeline, context with each line's source.
 function M.thread_view(show)
   local thread, context = show.thread, show.context
   local lines = {
-    ("%s  %s"):format(M.headline(thread), thread.id),
+    ("%s  %s"):format(M.headline(thread, value(show.recap)), thread.id),
     ("status %s   revision %d   context rev %d   workspace %s"):format(
       thread.status,
       thread.revision,
@@ -92,13 +125,7 @@ function M.thread_view(show)
     table.insert(lines, "● running " .. thread.busyRoot)
   end
   table.insert(lines, "")
-  table.insert(lines, "Gist")
-  local objective = value(context.snapshot.objective)
-  local last = show.roots[#show.roots]
-  table.insert(lines, "  " .. ((objective and objective.text) or "(no objective pinned)"))
-  if last and value(last.summary) then
-    table.insert(lines, "  last run: " .. last.summary)
-  end
+  vim.list_extend(lines, gist_lines(show))
   table.insert(lines, "")
   table.insert(lines, ("Roots (%d)"):format(#show.roots))
   for _, root in ipairs(show.roots) do
