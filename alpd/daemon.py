@@ -285,7 +285,6 @@ async def _serve(
                 runtime.delivery.run, lambda state: runtime.tasks.__setitem__(state.name, state)
             )
             tg.start_soon(runtime.reports.backfill)
-            tg.start_soon(runtime.handoffs.recover)
             tg.start_soon(
                 runtime.scheduler.run, lambda state: runtime.tasks.__setitem__(state.name, state)
             )

@@ -90,6 +90,9 @@ Landing = Literal["delivered", "injected", "failed"]
 #: told where deliveries ended: (their ids, how, the execution that took them)
 Landed = Callable[[list[int], Landing, str | None], Awaitable[None]]
 
+#: writes that commit with a stored delivery: (the connection in the unit, the delivery's id)
+StoredUnit = Callable[[aiosqlite.Connection, int], Awaitable[None]]
+
 #: why a round refuses a delivery made for another uid than the thread's owner
 OTHER_OWNER: Final = "refused: the thread belongs to another user than the one who sent this"
 
@@ -113,6 +116,8 @@ class Submission:
     coalesce_key: str | None = None
     #: the uid it is sent for (None: the thread's owner); another owner's thread refuses it
     sender_uid: int | None = None
+    #: more writes committed with the stored delivery (given its id), or not at all
+    in_unit: StoredUnit | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +240,8 @@ class DeliveryService:
                     f"thread {sub.thread_id} is closed or gone; nothing can run in it any more",
                     threadId=sub.thread_id,
                 )
+            if sub.in_unit is not None:
+                await sub.in_unit(conn, int(inserted["id"]))
             return int(inserted["id"]), route
 
         delivery_id, route = await self.d.store.write(unit)

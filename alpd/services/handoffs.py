@@ -14,10 +14,11 @@ A send, in order:
 3. the handoff is delivered: a `directive` into the target's inbox (`alpd.services.inbox`),
    anything else through the one delivery path (`DeliveryService.submit`, which picks
    wake, queue or inject by the target's state — nothing here chooses a path);
-4. the slot is *committed*; if the delivery failed it is *released* instead (no slot
-   burnt) and the error goes back to the caller. Both writes are shielded from
-   cancellation; a daemon that dies between 2 and 4 leaves a reservation that `recover`
-   commits at the next start if its delivery was stored, else it expires (60 s default).
+4. the slot is *committed* in the very transaction that stores the delivery (or puts the
+   directive in the inbox); if the delivery is refused it is *released* instead (no slot
+   burnt) and the error goes back to the caller — a release shielded from cancellation. A
+   daemon that dies between 2 and 4 leaves a reservation with no delivery: it expires
+   (`reservationSeconds`, 60 s by default).
 
 Where a delivery ended (woke a root, a round, taken mid-run, failed) is reported by the
 delivery service (`landed`): the handoff is linked to it and `handoff/delivered` published;
@@ -84,6 +85,14 @@ class HandoffService:
         handoff_id, sent_at = await self._reserve(
             caller, params, source, target, execution, summary, artifacts
         )
+
+        async def commit(conn: aiosqlite.Connection, delivery_id: int) -> None:
+            await conn.execute(
+                "UPDATE handoffs SET slot = 'committed', status = 'sent', path = 'queue', "
+                "delivery_id = ? WHERE id = ? AND slot = 'reserved'",
+                (delivery_id, handoff_id),
+            )
+
         try:
             if params.directive:
                 await hold(self.d, handoff_id)
@@ -104,17 +113,17 @@ class HandoffService:
                     text=handoff_text(summary, artifacts, label),
                     notify=True,
                     sender_uid=caller.uid,
+                    in_unit=commit,
                 ),
                 requested_by=caller,
             )
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 reason = exc.message if isinstance(exc, AlpError) else type(exc).__name__
-                await self._release(handoff_id, reason)
+                await self._release(handoff_id, reason, only_reserved=True)
             raise
-        path = "wake" if submitted.status == "started" else "queue"
-        with anyio.CancelScope(shield=True):
-            await self._commit(handoff_id, path, submitted.delivery_id)
+        if submitted.status == "started":
+            await self._woke(handoff_id)
         return m.HandoffSendResult(
             handoff=await handoff_by_id(self.d.store, handoff_id), execution=submitted.execution
         )
@@ -232,21 +241,23 @@ class HandoffService:
 
         return await self.d.store.write(unit)
 
-    async def _commit(self, handoff_id: str, path: str, delivery_id: int) -> None:
+    async def _woke(self, handoff_id: str) -> None:
+        """It opened a root at once: it woke the thread rather than waited in its queue."""
+
         async def unit(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE handoffs SET slot = 'committed', status = 'sent', path = ?, "
-                "delivery_id = ? WHERE id = ? AND slot = 'reserved'",
-                (path, delivery_id, handoff_id),
-            )
+            await conn.execute("UPDATE handoffs SET path = 'wake' WHERE id = ?", (handoff_id,))
 
         await self.d.store.write(unit)
 
-    async def _release(self, handoff_id: str, reason: str) -> None:
+    async def _release(self, handoff_id: str, reason: str, *, only_reserved: bool = False) -> None:
+        """Free the slot (the delivery failed); `only_reserved`: unless a delivery was stored
+        for it — then it was sent, and its slot stays committed."""
+
         async def unit(conn: aiosqlite.Connection) -> None:
             await conn.execute(
-                "UPDATE handoffs SET slot = 'released', status = 'failed', error = ? WHERE id = ?",
-                (reason, handoff_id),
+                "UPDATE handoffs SET slot = 'released', status = 'failed', error = ? "
+                "WHERE id = ? AND (? = 0 OR slot = 'reserved')",
+                (reason, handoff_id, int(only_reserved)),
             )
 
         await self.d.store.write(unit)
@@ -275,23 +286,6 @@ class HandoffService:
 
             await self.d.store.write(link)
             publish_delivered(self.d, await handoff_by_id(self.d.store, row["handoff_id"]))
-
-    async def recover(self) -> int:
-        """At start: a reservation of a daemon that died, whose delivery was stored, is
-        committed (it was delivered, so it counts); the others expire by themselves."""
-
-        async def unit(conn: aiosqlite.Connection) -> int:
-            cur = await conn.execute(
-                "UPDATE handoffs SET slot = 'committed', status = 'sent', path = 'queue', "
-                "delivery_id = (SELECT d.id FROM deliveries d WHERE "
-                "json_extract(d.origin, '$.handoffId') = handoffs.id) "
-                "WHERE slot = 'reserved' AND holder != ? AND EXISTS (SELECT 1 FROM deliveries "
-                "d WHERE json_extract(d.origin, '$.handoffId') = handoffs.id)",
-                (self.holder,),
-            )
-            return cur.rowcount
-
-        return await self.d.store.write(unit)
 
 
 async def _chain_link(conn: aiosqlite.Connection, execution: sqlite3.Row) -> ChainLink | None:

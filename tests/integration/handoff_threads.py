@@ -30,6 +30,7 @@ ALP = f"{sys.executable} -m alpctl"
 CONFIG = """
 [handoff]
 pairQuota = {quota}
+reservationSeconds = {reservation}
 
 [agents.watch]
 runtime = "command"
@@ -73,20 +74,31 @@ WORKING = '["sh", "-c", "cat > /dev/null"]'
 BROKEN = '["/nonexistent/flaky-program"]'
 
 
-def write_config(base: Path, *, quota: int = 6, broken: bool = False) -> Path:
+def write_config(
+    base: Path, *, quota: int = 6, reservation: float = 60, broken: bool = False
+) -> Path:
     path = base / "config.toml"
     flaky = BROKEN if broken else WORKING
     path.write_text(
-        CONFIG.format(work=base / "work", alp=ALP, python=sys.executable, quota=quota, flaky=flaky)
+        CONFIG.format(
+            work=base / "work",
+            alp=ALP,
+            python=sys.executable,
+            quota=quota,
+            reservation=reservation,
+            flaky=flaky,
+        )
     )
     return path
 
 
 @contextmanager
-def handoff_daemon(base: Path, *, quota: int = 6) -> Iterator[DaemonProcess]:
+def handoff_daemon(
+    base: Path, *, quota: int = 6, reservation: float = 60
+) -> Iterator[DaemonProcess]:
     """alpd with the agents above; their files go to `base/work`."""
     (base / "work").mkdir(exist_ok=True)
-    config = write_config(base, quota=quota)
+    config = write_config(base, quota=quota, reservation=reservation)
     with running_daemon(base, extra_args=["--config", str(config)]) as daemon:
         yield daemon
 
