@@ -1,10 +1,11 @@
 """Inject with the real Claude Code: what reaches a running claude root arrives mid-run.
 
-The model asks for one Bash call that waits until the test has pushed (the file ``pushed``
-appears); Claude Code then runs alp's PostToolUse hook (``alp hook deliver``, installed with
-the run through ``--settings``), which hands over the push; the NEXT model request of that same
-run — the one carrying the tool result — holds it as the hook's additional context. No second
-root is opened for it, and the delivery is recorded as injected by that run.
+The model asks for one Bash call that waits until the test has sent something (the file
+``pushed`` appears); Claude Code then runs alp's PostToolUse hook (``alp hook deliver``,
+installed with the run through ``--settings``), which hands it over; the NEXT model request
+of that same run — the one carrying the tool result — holds it as the hook's additional
+context. No second root is opened for it, and the delivery is recorded as injected by that
+run. Two senders, one path: a push, and a handoff from another thread of the person.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ def conversation_text(request: RecordedRequest) -> str:
     return json.dumps(request.body.get("messages"), ensure_ascii=False)
 
 
-def start_waiting_root(world: AlpWorld) -> tuple[str, str]:
+def start_waiting_root(world: AlpWorld, title: str = "live") -> tuple[str, str]:
     wait = f"touch {world.work}/waiting; while [ ! -f {world.work}/pushed ]; do sleep 0.1; done"
     result = world.cli_json(
-        "--title", "live", "--agent", "live", "--headless", "--prompt", f"USE_BASH: {wait}"
+        "--title", title, "--agent", "live", "--headless", "--prompt", f"USE_BASH: {wait}"
     )
     return result["thread"]["id"], result["execution"]["id"]
 
@@ -74,3 +75,36 @@ def test_a_push_to_a_running_claude_root_reaches_its_next_model_request(
     shown = world.call("thread/show", threadId=thread_id)
     assert [r["id"] for r in shown["roots"]] == [root]
     assert delivery_rows(world, thread_id) == [("injected", "inject", root)]
+
+
+SUMMARY = "Research verdict: use SQLite FTS5 (p50 1.2 ms vs 3.4 ms); drop the Tantivy branch."
+
+
+def test_a_handoff_to_a_running_claude_root_is_injected_by_the_hook(
+    make_world: WorldFactory,
+) -> None:
+    world = make_world(LIVE_AGENT)
+    server = world.server
+    world.cli_json("thread", "create", "--title", "research")
+    build, root = start_waiting_root(world, "build")
+    try:
+        wait_until(lambda: (world.work / "waiting").exists(), 40, "the Bash call to start")
+        sent = world.cli_json("handoff", "build", "--from", "research", "--", SUMMARY)
+    finally:
+        (world.work / "pushed").touch()
+    assert sent["handoff"]["status"] == "sent" and sent.get("execution") is None
+    assert world.wait_settled(root)["outcome"] == "completed", world.run_output(root)
+
+    first, after_tool = server.model_requests("anthropic")
+    assert SUMMARY not in conversation_text(first)
+    conversation = conversation_text(after_tool)
+    assert HOOK_PREFIX in conversation, conversation[-3000:]
+    assert SUMMARY in conversation
+    assert '[alp · handoff from thread \\"research\\"' in conversation
+
+    time.sleep(1.0)  # a wrong round would start on the settle
+    shown = world.call("thread/show", threadId=build)
+    assert [r["id"] for r in shown["roots"]] == [root]
+    (arrived,) = shown["handoffsIn"]
+    assert arrived["path"] == "inject" and arrived["deliveredExecutionId"] == root
+    assert delivery_rows(world, build) == [("injected", "inject", root)]
