@@ -38,6 +38,8 @@ class Actions:
         return [
             Route("/t/{thread_id}/continue", self.continue_, methods=["POST"]),
             Route("/t/{thread_id}/push", self.push, methods=["POST"]),
+            Route("/t/{thread_id}/clear", self.clear, methods=["POST"]),
+            Route("/t/{thread_id}/undo", self.undo, methods=["POST"]),
             Route("/schedules/{schedule_id}/pause", self.pause, methods=["POST"]),
             Route("/schedules/{schedule_id}/resume", self.resume, methods=["POST"]),
             Route("/inbox/{item_id}/confirm", self.confirm, methods=["POST"]),
@@ -73,6 +75,12 @@ class Actions:
             "thread/push",
             lambda form: {"text": form.get("text", ""), "source": PUSH_SOURCE, "door": DOOR},
         )
+
+    async def clear(self, request: Request) -> Response:
+        return await self._on_thread(request, "thread/clear", lambda form: {"door": DOOR})
+
+    async def undo(self, request: Request) -> Response:
+        return await self._on_thread(request, "thread/undo", lambda form: {"door": DOOR})
 
     async def _on_schedule(self, request: Request, method: str) -> Response:
         try:

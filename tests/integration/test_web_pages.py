@@ -162,6 +162,30 @@ def test_the_daemon_stops_cleanly_with_a_stream_open(d: DaemonProcess) -> None:
     connection.close()
 
 
+def test_clear_and_undo_from_the_page_are_the_cli_steps(d: DaemonProcess) -> None:
+    thread = cli_json(d, "thread", "create", "--title", "t")
+    started = cli_json(d, "thread", "continue", thread["id"], "--agent", "echo", "--headless",
+                       "--prompt", "x")  # fmt: skip
+    wait_for(lambda: cli_json(d, "execution", "show", started["execution"]["id"]).get("outcome"),
+             what="the root to settle")  # fmt: skip
+    page = open_page(d)
+    cookie = page.log_in()
+    path = f"/t/{thread['id']}"
+
+    def revision() -> int:
+        return int(cli_json(d, "thread", "show", thread["id"])["thread"]["contextRevision"])
+
+    before = revision()
+    undone = page.request("POST", f"{path}/undo", cookie=cookie, origin=page.origin)
+    assert undone.status == 303, undone.body[:300]
+    assert revision() == before + 1
+    again = page.request("POST", f"{path}/undo", cookie=cookie, origin=page.origin)
+    assert again.status == 409 and "THREAD_NOTHING_TO_UNDO" in again.body
+    cleared = page.request("POST", f"{path}/clear", cookie=cookie, origin=page.origin)
+    assert cleared.status == 303, cleared.body[:300]
+    assert revision() == before + 2
+
+
 def test_the_inbox_page_confirms_and_dismisses(d: DaemonProcess) -> None:
     cli_json(d, "thread", "create", "--title", "monitor")
     target = cli_json(d, "thread", "create", "--title", "target")

@@ -47,7 +47,7 @@ def test_the_route_list_covers_pages_actions_events_and_static() -> None:
     paths = {path for _, path in every_route()}
     assert {"/", "/t/thread_x", "/search", "/ps", "/schedules", "/events"} <= paths
     assert {"/t/thread_x/continue", "/t/thread_x/push", *STATIC_FILES} <= paths
-    assert {"/inbox", "/inbox/hnd_x/confirm", "/inbox/hnd_x/dismiss"} <= paths
+    assert {"/inbox", "/inbox/hnd_x/confirm", "/t/thread_x/clear", "/t/thread_x/undo"} <= paths
 
 
 def test_without_the_cookie_every_route_is_401(page: WebPage) -> None:
