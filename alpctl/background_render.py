@@ -139,7 +139,10 @@ def ps(result: dict[str, Any]) -> str:
             f"  {task['name']:<14} {task['state']:<8} {local_time(task.get('lastRunAt'))}"
             f"  {task.get('detail') or ''}{error}"
         )
-    return "\n".join(lines)
+    from alpctl.recap_render import recap_state_line
+
+    recap = recap_state_line(result.get("recap"))
+    return "\n".join([*lines, recap] if recap else lines)
 
 
 def activity(result: dict[str, Any]) -> str:

@@ -2,12 +2,13 @@
 
 alpd registers this server in every `claude` and `codex` run it launches (the runtime
 adapters write the registration), so the model sees `pin`, `context`, `search`, `ps`,
-`delegate`, `handoff` and `inbox` with no setup. Each tool call is one JSON-RPC round trip to
-alpd over the socket, on a fresh connection (a restarted daemon costs nothing but that call).
+`delegate`, `handoff`, `inbox` and `recap` with no setup. Each tool call is one JSON-RPC
+round trip to alpd over the socket, on a fresh connection (a restarted daemon costs nothing
+but that call).
 Authority is the daemon's, exactly as for `alp context pin`: this process is a descendant of
 the run, so alpd finds the execution by process ancestry; started anywhere else, `pin`,
 `delegate` and `handoff` answer `PIN_OUTSIDE_EXECUTION`. The thread and execution ids in the
-environment are labels, used only to say which thread's context (and inbox) to read.
+environment are labels, used only to say which thread's context (inbox, recap) to read.
 
 Tool errors reach the model as tool results marked as errors, starting with the error's name
 (`PIN_OUTSIDE_EXECUTION: …`), so it can act on them.
@@ -91,6 +92,12 @@ INBOX_DESCRIPTION = (
     "their own shell (`alp inbox confirm ID`). Tell them when one waits."
 )
 
+RECAP_DESCRIPTION = (
+    "Read this thread's recap: a headline, a gist and the open tasks, kept by a cheap model "
+    "from the thread's history. It is derived and may be stale; the pinned context (the "
+    "`context` tool) is the record. Use it to see where the work stands when you come back."
+)
+
 PinKindName = Literal["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
 
 
@@ -122,6 +129,16 @@ class AlpTools:
                 "THREAD_NOT_FOUND: this run belongs to no thread (ALP_THREAD_ID is not set)"
             )
         return render.context(self._rpc("thread/context", {"threadId": self._thread_id}))
+
+    def recap(self) -> str:
+        if not self._thread_id:
+            raise ToolError(
+                "THREAD_NOT_FOUND: this run belongs to no thread (ALP_THREAD_ID is not set)"
+            )
+        from alpctl.recap_render import recap_block
+
+        result = self._rpc("thread/recap", {"threadId": self._thread_id})
+        return "\n".join(recap_block(result))
 
     def search(self, query: str, limit: int = 10) -> str:
         params = {"query": query, "limit": max(1, min(limit, 50))}
@@ -172,6 +189,7 @@ def build_server(tools: AlpTools) -> StdioServer:
     server.add_tool(tools.delegate, name="delegate", description=DELEGATE_DESCRIPTION)
     server.add_tool(tools.handoff, name="handoff", description=HANDOFF_DESCRIPTION)
     server.add_tool(tools.inbox, name="inbox", description=INBOX_DESCRIPTION)
+    server.add_tool(tools.recap, name="recap", description=RECAP_DESCRIPTION)
     return server
 
 

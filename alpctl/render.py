@@ -108,7 +108,9 @@ def _thread_row(thread: dict[str, Any], workspace: bool) -> list[str]:
     row = [thread["id"], status, str(thread["revision"]), short_time(thread["updatedAt"])]
     if workspace:
         row.append(home_relative(thread["workspace"]))
-    return [*row, thread.get("title") or "(untitled)"]
+    title = thread.get("title") or "(untitled)"
+    headline = f" — {thread['headline']} (recap)" if thread.get("headline") else ""
+    return [*row, title + headline]
 
 
 def _paint_status(cell: str, style: Style) -> str:
@@ -271,6 +273,10 @@ def thread_show(result: dict[str, Any], style: Style = PLAIN) -> str:
         parts += ["", style.bold("reports of background work")]
         parts += [report(r) for r in result["reports"]]
     parts += thread_handoffs(result)
+    if result.get("recap"):
+        from alpctl.recap_render import recap_block
+
+        parts += ["", *recap_block(result["recap"])]
     return "\n".join(parts)
 
 

@@ -43,6 +43,7 @@ from alpd.services.handoffs import HandoffService
 from alpd.services.history import HistoryService
 from alpd.services.inbox import Inbox
 from alpd.services.leases import Leases
+from alpd.services.recap import RecapService
 from alpd.services.reconcile import reconcile
 from alpd.services.reports import ReportService
 from alpd.services.schedules import ScheduleService
@@ -99,6 +100,8 @@ class Runtime:
         self.inbox = Inbox(self.delivery)
         self.reports = ReportService(self.history, self.delivery)
         self.executions.after_settle.append(self.reports.after_settle)
+        self.recaps = RecapService(self.executions, self.history)
+        self.executions.after_settle.append(self.recaps.after_settle)
         self.schedules = ScheduleService(self.executions, wake=lambda: self.scheduler.poke())
         self.scheduler = Scheduler(self.schedules, self.delivery)
         self.dispatcher = Dispatcher(build_handlers(self))
@@ -271,6 +274,7 @@ async def _serve(
 
             tg.start_soon(accept)
             runtime.executions.supervisor = Supervisor(tg, runtime.executions.on_exit)
+            runtime.recaps.tg = tg
             runtime.executions.environ = runs_environment(os.environ)
             for name in BACKGROUND_TASKS:
                 runtime.tasks[name] = m.TaskState(name=name, state="starting")

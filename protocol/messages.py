@@ -116,6 +116,8 @@ class Thread(Wire):
     root_count: int = 0
     #: the kind of the newest root (thread/list only), None before the first
     last_kind: Kind | None = None
+    #: the recap's headline (derived by a model, not authority); `thread/list` only
+    headline: str | None = None
 
 
 class ReloadResult(Wire):
@@ -524,6 +526,38 @@ class ThreadStepResult(Wire):
     digest: str
 
 
+class RecapState(Wire):
+    """Whether recaps are refreshed; when not, why and how to turn them on."""
+
+    available: bool
+    #: `runtime` (claude -p) or `api`
+    summariser: str
+    reason: str | None = None
+    hint: str | None = None
+
+
+class ThreadRecapParams(Wire):
+    thread_id: str
+
+
+class ThreadRecap(Wire):
+    """A thread's recap: headline, gist and open tasks kept by a cheap model from its
+    history and context — derived, never authority. Absent fields: none was made yet."""
+
+    thread_id: str
+    state: RecapState
+    #: a refresh is running (or one is owed)
+    refreshing: bool = False
+    headline: str | None = None
+    gist: str | None = None
+    open_tasks: list[str] = msgspec.field(default_factory=list)
+    #: the context revision it was made from, when, and by which `temp` execution
+    source_revision: int | None = None
+    made_at: str | None = None
+    execution_id: str | None = None
+    label: str | None = None
+
+
 class ThreadShowResult(Wire):
     thread: Thread
     roots: list[Execution]
@@ -537,6 +571,7 @@ class ThreadShowResult(Wire):
     handoffs_out: list[Handoff] = msgspec.field(default_factory=list)
     #: every clear and undo of the thread, oldest first
     steps: list[ContextStep] = msgspec.field(default_factory=list)
+    recap: ThreadRecap | None = None
 
 
 class ReconcileResult(Wire):
@@ -900,6 +935,8 @@ class PsResult(Wire):
     hidden: int = 0
     #: USD of the running jobs so far
     cost_usd: float = 0.0
+    #: whether thread recaps are refreshed (and why not)
+    recap: RecapState | None = None
 
 
 class ActivityParams(Wire):

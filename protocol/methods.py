@@ -106,6 +106,12 @@ METHODS: dict[str, MethodSpec] = {
         "reconcile, then thread + roots + context",
         errors=(*_THREAD, "THREAD_CONTEXT_TAMPERED"),
     ),
+    "thread/recap": MethodSpec(
+        m.ThreadRecapParams,
+        m.ThreadRecap,
+        "headline, gist and open tasks (derived by a model), with their source revision",
+        errors=_THREAD,
+    ),
     "thread/context": MethodSpec(
         m.ContextParams,
         m.ContextResult,

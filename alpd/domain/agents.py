@@ -17,6 +17,7 @@ Config format (keys are camelCase, like the wire)::
     delegatesTo = ["claude"]           # agents it may start children for
     instructions = "Review, do not edit."
     model = "sonnet"
+    recap = false                      # its runs open without the thread's recap (default true)
 
     [agents.watch]
     runtime = "command"
@@ -34,6 +35,9 @@ Config format (keys are camelCase, like the wire)::
     env = { CLAUDE_CONFIG_DIR = "/srv/claude" }
     prices = { sonnet = { input = 3.0, output = 15.0, cacheRead = 0.3, cacheWrite = 3.75 } }
 
+    [recap]                            # the thread recap's summariser (alpd.domain.recap_config)
+    summariser = "runtime"
+
 Prices are USD per million tokens. A bad file raises `ConfigError(path, line, message)`:
 syntax errors take the line tomllib reports, semantic ones (unknown key, wrong type, unknown
 runtime or delegate) the line of the offending key or table, found by scanning the text.
@@ -50,6 +54,7 @@ from typing import Final, NoReturn
 import msgspec
 
 from alpd.domain.handoff_guards import LIMIT_KEYS, GuardLimits
+from alpd.domain.recap_config import RecapSettings, parse_recap_settings
 from alpd.domain.web_settings import WebSettings, parse_web_settings
 from alpd.errors import AgentNotFound
 
@@ -66,6 +71,7 @@ _AGENT_KEYS: Final = (
     "instructions",
     "model",
     "args",
+    "recap",
 )
 _RUNTIME_KEYS: Final = ("command", "env", "prices")
 _PRICE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
@@ -96,6 +102,8 @@ class AgentDefinition(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     model: str | None = None
     #: runtime arguments fixed by the role (the `command` runtime's program and its arguments)
     args: tuple[str, ...] = ()
+    #: whether its runs open with the thread's recap (derived, never authority)
+    recap: bool = True
 
 
 class ModelPrice(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -123,6 +131,8 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
     runtimes: dict[str, RuntimeConfig]
     #: the loop guards of handoffs (`[handoff]`)
     handoff: GuardLimits = msgspec.field(default_factory=GuardLimits)
+    #: the thread recap's summariser and its thresholds (`[recap]`)
+    recap: RecapSettings = msgspec.field(default_factory=RecapSettings)
     #: the file the agents come from (named in errors); None for the built-in defaults
     source: str | None = None
     #: the `[web]` table (alpd.domain.web_settings)
@@ -181,10 +191,12 @@ def parse_agents_config(
         raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
     fail = _Failer(source, toml_text)
     for key in data:
-        if key not in ("agents", "runtimes", "handoff", "web") and key not in other_sections:
+        known = ("agents", "runtimes", "handoff", "web", "recap")
+        if key not in known and key not in other_sections:
             fail(
                 (key,),
-                f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff' or 'web')",
+                f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web' "
+                "or 'recap')",
             )
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
@@ -198,7 +210,8 @@ def parse_agents_config(
                 )
     handoff = _parse_handoff(fail, data.get("handoff", {}))
     web = parse_web_settings(fail, data.get("web"))
-    return AgentsConfig(agents=agents, runtimes=runtimes, handoff=handoff, web=web)
+    recap = parse_recap_settings(data.get("recap", {}), fail)
+    return AgentsConfig(agents=agents, runtimes=runtimes, handoff=handoff, web=web, recap=recap)
 
 
 def _parse_handoff(fail: _Failer, table: object) -> GuardLimits:
@@ -247,6 +260,7 @@ def _parse_agents(
             instructions=_opt_str(fail, path, fields, "instructions"),
             model=_opt_str(fail, path, fields, "model"),
             args=_str_list(fail, path, fields, "args"),
+            recap=_bool(fail, path, fields, "recap", default=True),
         )
     return agents
 
@@ -322,6 +336,15 @@ def _opt_str(
         return None
     if not isinstance(value, str) or not value:
         fail((*path, key), f"{'.'.join(path)}.{key} must be a non-empty string")
+    return value
+
+
+def _bool(
+    fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object], key: str, *, default: bool
+) -> bool:
+    value = fields.get(key, default)
+    if not isinstance(value, bool):
+        fail((*path, key), f"{'.'.join(path)}.{key} must be true or false")
     return value
 
 

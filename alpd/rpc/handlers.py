@@ -22,6 +22,7 @@ from alpd.services import (
     steering,
     views,
 )
+from alpd.services.recap import recap_state
 from alpd.services.wake import refuse_claimed_kind
 from alpd.store.db import Store
 from protocol import messages as m
@@ -155,7 +156,12 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await rt.delivery.ack(session.caller, params)
 
     async def show(session: Session, params: m.ThreadShowParams) -> m.ThreadShowResult:
-        return await views.show(ex, session.caller, params)
+        shown = await views.show(ex, session.caller, params)
+        recap = await rt.recaps.show(session.caller, params.thread_id)
+        return msgspec.structs.replace(shown, recap=recap)
+
+    async def recap(session: Session, params: m.ThreadRecapParams) -> m.ThreadRecap:
+        return await rt.recaps.show(session.caller, params.thread_id)
 
     async def context(session: Session, params: m.ContextParams) -> m.ContextResult:
         return await views.context(ex, session.caller, params)
@@ -227,7 +233,8 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
 
     async def ps(session: Session, params: m.PsParams) -> m.PsResult:
         uptime = time.monotonic() - rt.started
-        return await activity.ps(schedules, session.caller, params, rt.task_states(), uptime)
+        result = await activity.ps(schedules, session.caller, params, rt.task_states(), uptime)
+        return msgspec.structs.replace(result, recap=recap_state(rt.recaps.availability()))
 
     async def activity_list(session: Session, params: m.ActivityParams) -> m.ActivityResult:
         return await activity.activity(schedules, session.caller, params)
@@ -260,6 +267,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "delivery/ack": ack,
         "thread/show": show,
         "thread/context": context,
+        "thread/recap": recap,
         "thread/reconcile": reconcile,
         "context/pin": pin,
         "execution/attach": attach,

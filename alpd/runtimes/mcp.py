@@ -1,7 +1,7 @@
 """How a runtime is told about `alp mcp`, alp's own MCP server for the agent inside a run.
 
 Every claude and codex run alpd launches gets it registered, so the model finds alp's tools
-(`pin`, `context`, `search`, `delegate`) without any setup. The server is started by the
+(`pin`, `context`, `search`, `delegate`, `recap`) without any setup. The server is started by the
 runtime as its child, so it is a descendant of the run and alpd finds the execution by process
 ancestry, exactly as for `alp context pin`: registering it grants nothing the run did not have.
 It runs with the same Python as alpd (`python -m alpctl mcp`), on the run's socket; the run's

@@ -59,6 +59,7 @@ from alpd.services.context import Caller, Daemon
 from alpd.services.discovery import discover_sessions
 from alpd.services.leases import Leases
 from alpd.services.pins import hand_pins_to_root
+from alpd.services.recap_context import derived_context, record_derived
 from alpd.services.reconcile import reconcile
 from alpd.services.rows import (
     check_execution_owner,
@@ -247,7 +248,10 @@ class Executions:
             self.paths.make_exec_dir(execution_id)
             context_path = exec_dir / SESSION_CONTEXT_FILE
             rendered = render_session_context(snapshot, thread_title=thread_row["title"])
-            write_private_file(context_path, rendered + ("\n" + addendum if addendum else ""))
+            derived = await derived_context(
+                conn, params.thread_id, agent, self.agents.recap, addendum
+            )
+            write_private_file(context_path, rendered + derived.text)
             ctx = LaunchContext(
                 execution_id=execution_id,
                 thread_id=params.thread_id,
@@ -279,6 +283,7 @@ class Executions:
                 await refuse_if_busy(conn, params.thread_id)
                 raise
             await save_checkpoint(conn, seed_checkpoint(execution_id, snapshot), at)
+            await record_derived(conn, execution_id, derived)
             if in_unit is not None:
                 await in_unit(conn, execution_id)
             thread = thread_from_row(

@@ -173,8 +173,10 @@ async def insert_execution(
     root_id: str,
     parent_id: str | None = None,
     sequence: int | None = None,
+    is_root: bool | None = None,
 ) -> None:
-    """A new execution, `reserved`, with its immutable policy; a root when it has no parent.
+    """A new execution, `reserved`, with its immutable policy; a root when it has no parent
+    (unless `is_root` says otherwise: a `temp` run belongs to a thread without being a root).
 
     Kind, headless and the thread binding are read from the policy, so the row can never
     disagree with the document its hash covers."""
@@ -189,7 +191,7 @@ async def insert_execution(
             execution_id,
             owner_uid,
             thread_id,
-            int(parent_id is None),
+            int(parent_id is None if is_root is None else is_root),
             root_id,
             parent_id,
             sequence,

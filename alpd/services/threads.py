@@ -47,6 +47,7 @@ def thread_from_row(
     busy_root: str | None = None,
     root_count: int = 0,
     last_kind: Kind | None = None,
+    headline: str | None = None,
 ) -> Thread:
     return Thread(
         id=row["id"],
@@ -63,6 +64,7 @@ def thread_from_row(
         busy_root=busy_root,
         root_count=root_count,
         last_kind=last_kind,
+        headline=headline,
     )
 
 
@@ -214,14 +216,20 @@ class ThreadService:
             args.extend(statuses)
         args.append(max(1, min(params.limit, 10_000)))
         rows = await self.d.store.fetchall(
-            f"SELECT {_THREAD_COLUMNS}, ({_BUSY_ROOT}) AS busy_root, ({_LAST_KIND}) AS last_kind "
+            f"SELECT {_THREAD_COLUMNS}, ({_BUSY_ROOT}) AS busy_root, ({_LAST_KIND}) AS last_kind, "
+            "(SELECT r.headline FROM recaps r WHERE r.thread_id = t.id) AS headline "
             "FROM threads t "
             f"WHERE {' AND '.join(clauses)} ORDER BY t.updated_at DESC, t.id DESC LIMIT ?",
             args,
         )
         return ThreadListResult(
             threads=[
-                thread_from_row(row, busy_root=row["busy_root"], last_kind=row["last_kind"])
+                thread_from_row(
+                    row,
+                    busy_root=row["busy_root"],
+                    last_kind=row["last_kind"],
+                    headline=row["headline"],
+                )
                 for row in rows
             ]
         )

@@ -491,6 +491,43 @@ V12_CONTEXT_STEPS: Final = (
     """,
 )
 
+# Recaps (alpd/domain/recap.py): the last valid recap of each thread, replaced by each
+# successful refresh (a derived view, not a record: the temp executions that made them are
+# the record), and what each root was given besides its pinned context — the recap's source
+# revision and a digest of the derived sections — so a run can be audited. `recap_entry_id`:
+# the largest history entry id the recap has read; the next refresh reads after it.
+V13_RECAPS: Final = (
+    """
+    CREATE TABLE recaps (
+        thread_id       TEXT PRIMARY KEY REFERENCES threads (id),
+        headline        TEXT NOT NULL,
+        gist            TEXT NOT NULL,
+        open_tasks      TEXT NOT NULL,
+        source_revision INTEGER NOT NULL,
+        recap_entry_id  INTEGER NOT NULL,
+        roots           INTEGER NOT NULL,
+        execution_id    TEXT NOT NULL REFERENCES executions (id),
+        digest          TEXT NOT NULL,
+        made_at         TEXT NOT NULL
+    ) STRICT
+    """,
+    """
+    CREATE TABLE root_derived (
+        execution_id    TEXT PRIMARY KEY REFERENCES executions (id),
+        recap_revision  INTEGER,
+        recap_made_at   TEXT,
+        recap_digest    TEXT,
+        tail_from       TEXT REFERENCES executions (id),
+        digest          TEXT NOT NULL,
+        chars           INTEGER NOT NULL
+    ) STRICT, WITHOUT ROWID
+    """,
+    """
+    CREATE TRIGGER root_derived_immutable BEFORE UPDATE ON root_derived
+    BEGIN SELECT RAISE(ABORT, 'what a root was given is immutable'); END
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -504,6 +541,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V10_HANDOFFS,
     V11_DELIVERY_PATHS,
     V12_CONTEXT_STEPS,
+    V13_RECAPS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

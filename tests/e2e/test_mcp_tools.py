@@ -19,7 +19,7 @@ from model_server import RecordedRequest, TextReply, ToolCallReply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
-ALP_TOOLS = {"pin", "context", "search", "ps", "delegate", "handoff", "inbox"}
+ALP_TOOLS = {"pin", "context", "search", "ps", "delegate", "handoff", "inbox", "recap"}
 
 
 def offered_alp_tools(request: RecordedRequest) -> dict[str, str]:

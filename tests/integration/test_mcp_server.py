@@ -41,7 +41,16 @@ def text_of(result: Any) -> str:
 def test_alp_mcp_lists_alps_tools_with_descriptions_for_a_model(alpd: DaemonProcess) -> None:
     tools, _ = run_session(alpd.socket_path)
     by_name = {tool.name: tool for tool in tools}
-    assert set(by_name) == {"pin", "context", "search", "ps", "delegate", "handoff", "inbox"}
+    assert set(by_name) == {
+        "pin",
+        "context",
+        "search",
+        "ps",
+        "delegate",
+        "handoff",
+        "inbox",
+        "recap",
+    }
     pin = by_name["pin"]
     assert "ONLY thing the next run" in (pin.description or "")
     kinds = pin.input_schema["properties"]["kind"]["enum"]

@@ -1,0 +1,345 @@
+"""Keeping each thread's recap: triggers, the single flight per thread, one refresh, reads.
+
+A refresh is triggered when a root of the thread settles (after its history is copied) and
+by its own timer when the gate said "later". What happens is decided by the pure rules of
+`alpd.domain.recap_gate` (gating, single flight, back-off) and `alpd.domain.recap` (the
+bounded input, what is kept of the reply); this module reads the counts they need, runs the
+summariser (`alpd.services.summarisers`) and stores a valid recap, replacing the previous
+one. Failures (no reply, a reply that is not a valid recap) are counted per thread in
+memory for the back-off; a restart forgets them and retries once.
+
+The history a recap may read comes from ONE function, `alpd.services.recap_entries.
+readable_entries`; nothing else here reads history.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+import aiosqlite
+import anyio
+import anyio.abc
+import msgspec
+import structlog
+
+from alpd.domain.policy import ThreadBinding
+from alpd.domain.recap import (
+    Recap,
+    RecapEntry,
+    RecapRejected,
+    build_summary_input,
+    parse_recap_reply,
+    recap_digest,
+)
+from alpd.domain.recap_config import RecapAvailability, RecapSettings, recap_availability
+from alpd.domain.recap_gate import Activity, Flight, on_finish, on_trigger, refresh_verdict
+from alpd.domain.session_context import render_session_context
+from alpd.services.context import Caller
+from alpd.services.executions import Executions
+from alpd.services.history import HistoryService
+from alpd.services.recap_entries import readable_entries
+from alpd.services.snapshots import load_snapshot
+from alpd.services.summarisers import (
+    ApiSummariser,
+    ClaudeSummariser,
+    Summariser,
+    SummaryJob,
+    SummaryReply,
+)
+from alpd.services.threads import check_owner, load_thread_row
+from protocol import messages as m
+
+log = structlog.get_logger("alpd.recap")
+
+#: the newest entries one refresh reads (the input keeps what fits `inputChars`)
+RECAP_ENTRY_LIMIT: Final = 400
+DERIVED_LABEL: Final = "derived from the thread's history by a model; not authority"
+
+
+def recap_from_row(row: sqlite3.Row) -> Recap:
+    return Recap(
+        headline=row["headline"],
+        gist=row["gist"],
+        open_tasks=tuple(msgspec.json.decode(row["open_tasks"], type=list[str])),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Gathered:
+    """What one refresh needs, read in one unit."""
+
+    owner_uid: int
+    open: bool
+    binding: ThreadBinding
+    context: str
+    previous: Recap | None
+    after_id: int
+    made_at: datetime | None
+    entries: list[RecapEntry]
+    new_entries: int
+    roots: int
+    new_roots: int
+
+
+class RecapService:
+    def __init__(
+        self,
+        ex: Executions,
+        history: HistoryService,
+        summariser: Summariser | None = None,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    ) -> None:
+        self.ex = ex
+        self.d = ex.d
+        self.history = history
+        self._summariser = summariser
+        self._sleep = sleep
+        self.tg: anyio.abc.TaskGroup | None = None
+        self.flights: dict[str, Flight] = {}
+        self.timers: set[str] = set()
+        #: failed refreshes in a row per thread, and when the last one failed
+        self.failures: dict[str, tuple[int, datetime]] = {}
+
+    @property
+    def settings(self) -> RecapSettings:
+        return self.ex.agents.recap
+
+    def availability(self) -> RecapAvailability:
+        settings = self.settings
+        program = None
+        if settings.summariser == "runtime":
+            command = self.ex.agents.runtime("claude").command or "claude"
+            program = shutil.which(command, path=self.ex.environ.get("PATH"))
+        return recap_availability(settings, claude_program=program, environ=self.ex.environ)
+
+    def summariser(self) -> Summariser:
+        if self._summariser is not None:
+            return self._summariser
+        if self.settings.summariser == "api":
+            return ApiSummariser(self.ex)
+        return ClaudeSummariser(self.ex)
+
+    # triggers
+
+    async def after_settle(self, execution_id: str) -> None:
+        """A root settled: copy its history, then trigger (without holding up the settle)."""
+        row = await self.d.store.fetchone(
+            "SELECT thread_id, is_root, kind, transcript_path, native_session_id "
+            "FROM executions WHERE id = ?",
+            (execution_id,),
+        )
+        if row is None or not row["is_root"] or row["thread_id"] is None or self.tg is None:
+            return
+        copy = bool(row["transcript_path"] or row["native_session_id"])
+        self.tg.start_soon(self._after_root, execution_id, row["thread_id"], copy)
+
+    async def _after_root(self, execution_id: str, thread_id: str, copy: bool) -> None:
+        if copy:
+            try:
+                await self.history.sync_execution(execution_id)
+            except Exception:
+                log.exception("recap_history_sync_failed", execution=execution_id)
+        self.trigger(thread_id)
+
+    def trigger(self, thread_id: str) -> str:
+        """Ask for a refresh: `start`, `follow-up` (one is owed) or `ignored` (one is owed
+        already). Cheap and synchronous: the refresh runs in the service's task group."""
+        flight, action = on_trigger(self.flights.get(thread_id, Flight()))
+        self.flights[thread_id] = flight
+        if action == "start":
+            assert self.tg is not None
+            self.tg.start_soon(self._fly, thread_id)
+        return action
+
+    async def _fly(self, thread_id: str) -> None:
+        again = True
+        while again:
+            try:
+                await self.consider(thread_id)
+            except Exception:
+                log.exception("recap_refresh_crashed", thread=thread_id)
+            flight, again = on_finish(self.flights.get(thread_id, Flight(running=True)))
+            if flight.running:
+                self.flights[thread_id] = flight
+            else:
+                self.flights.pop(thread_id, None)
+
+    async def consider(self, thread_id: str) -> None:
+        """Gate, then refresh if due; a `later` verdict sets the thread's one timer."""
+        if not self.availability().available:
+            return
+        settings = self.settings
+        gathered = await self._gather(thread_id, settings)
+        if gathered is None or not gathered.open:
+            return
+        failures, failed_at = self.failures.get(thread_id, (0, None))
+        activity = Activity(
+            new_entries=gathered.new_entries,
+            new_roots=gathered.new_roots,
+            last_refresh_at=gathered.made_at,
+            failures=failures,
+            last_failure_at=failed_at,
+        )
+        now = self.d.clock.now()
+        verdict = refresh_verdict(activity, settings, now)
+        if verdict.action == "later" and verdict.at is not None:
+            self._later(thread_id, (verdict.at - now).total_seconds())
+        elif verdict.action == "refresh":
+            await self._refresh(thread_id, gathered, settings)
+
+    def _later(self, thread_id: str, seconds: float) -> None:
+        if thread_id in self.timers or self.tg is None:
+            return
+        self.timers.add(thread_id)
+
+        async def wake() -> None:
+            try:
+                await self._sleep(max(seconds, 0.0))
+            finally:
+                self.timers.discard(thread_id)
+            self.trigger(thread_id)
+
+        self.tg.start_soon(wake)
+
+    # one refresh
+
+    async def _gather(self, thread_id: str, settings: RecapSettings) -> _Gathered | None:
+        async def unit(conn: aiosqlite.Connection) -> _Gathered | None:
+            async with conn.execute("SELECT * FROM threads WHERE id = ?", (thread_id,)) as cur:
+                thread = await cur.fetchone()
+            if thread is None:
+                return None
+            async with conn.execute("SELECT * FROM recaps WHERE thread_id = ?", (thread_id,)) as c:
+                recap = await c.fetchone()
+            after = int(recap["recap_entry_id"]) if recap else 0
+            roots_before = int(recap["roots"]) if recap else 0
+            async with conn.execute(
+                "SELECT coalesce(max(sequence), 0) FROM executions "
+                "WHERE thread_id = ? AND is_root = 1 AND status = 'settled'",
+                (thread_id,),
+            ) as cur:
+                roots = int((await cur.fetchone())[0])  # type: ignore[index]
+            snapshot, digest = await load_snapshot(conn, thread_id, thread["context_revision"])
+            entries, total = await readable_entries(conn, thread_id, after, RECAP_ENTRY_LIMIT)
+            return _Gathered(
+                owner_uid=thread["owner_uid"],
+                open=thread["status"] == "open",
+                binding=ThreadBinding(
+                    id=thread_id, context_revision=snapshot.revision, context_digest=digest
+                ),
+                context=render_session_context(snapshot, thread_title=thread["title"]),
+                previous=recap_from_row(recap) if recap else None,
+                after_id=after,
+                made_at=datetime.fromisoformat(recap["made_at"]) if recap else None,
+                entries=entries,
+                new_entries=total,
+                roots=roots,
+                new_roots=roots - roots_before,
+            )
+
+        return await self.d.store.write(unit)
+
+    async def _refresh(self, thread_id: str, g: _Gathered, settings: RecapSettings) -> None:
+        summary = build_summary_input(
+            g.previous, g.context, g.entries, input_chars=settings.input_chars
+        )
+        job = SummaryJob(
+            thread_id=thread_id,
+            owner_uid=g.owner_uid,
+            binding=g.binding,
+            input=summary.text,
+            settings=settings,
+        )
+        reply = await self.summariser().summarise(job)
+        recap = self._valid(thread_id, reply)
+        if recap is None or reply.execution_id is None:
+            return
+        at = self.d.clock.now_iso()
+        last_entry = summary.last_entry_id if summary.last_entry_id is not None else g.after_id
+
+        async def unit(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "INSERT OR REPLACE INTO recaps (thread_id, headline, gist, open_tasks, "
+                "source_revision, recap_entry_id, roots, execution_id, digest, made_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    thread_id,
+                    recap.headline,
+                    recap.gist,
+                    msgspec.json.encode(list(recap.open_tasks)).decode(),
+                    g.binding.context_revision,
+                    last_entry,
+                    g.roots,
+                    reply.execution_id,
+                    recap_digest(recap),
+                    at,
+                ),
+            )
+
+        await self.d.store.write(unit)
+        self.failures.pop(thread_id, None)
+        log.info("recap_refreshed", thread=thread_id, execution=reply.execution_id,
+                 input_chars=len(summary.text), entries=summary.entries)  # fmt: skip
+
+    def _valid(self, thread_id: str, reply: SummaryReply) -> Recap | None:
+        try:
+            if reply.text is None:
+                raise RecapRejected(reply.error or "no reply")
+            return parse_recap_reply(reply.text)
+        except RecapRejected as exc:
+            count, _ = self.failures.get(thread_id, (0, None))
+            self.failures[thread_id] = (count + 1, self.d.clock.now())
+            log.warning("recap_discarded", thread=thread_id, execution=reply.execution_id,
+                        reason=exc.reason, failures=count + 1)  # fmt: skip
+            return None
+
+    # reads
+
+    async def show(self, caller: Caller, thread_id: str) -> m.ThreadRecap:
+        """`thread/recap`: the thread's recap (if one was made) and whether refreshes run."""
+
+        async def unit(conn: aiosqlite.Connection) -> sqlite3.Row | None:
+            check_owner(await load_thread_row(conn, thread_id), caller)
+            async with conn.execute("SELECT * FROM recaps WHERE thread_id = ?", (thread_id,)) as c:
+                return await c.fetchone()
+
+        row = await self.d.store.write(unit)
+        return recap_view(thread_id, row, self.availability(), refreshing=thread_id in self.flights)
+
+
+def recap_state(availability: RecapAvailability) -> m.RecapState:
+    return m.RecapState(
+        available=availability.available,
+        summariser=availability.summariser,
+        reason=availability.reason,
+        hint=availability.hint,
+    )
+
+
+def recap_view(
+    thread_id: str, row: sqlite3.Row | None, availability: RecapAvailability, *, refreshing: bool
+) -> m.ThreadRecap:
+    state = recap_state(availability)
+    if row is None:
+        return m.ThreadRecap(thread_id=thread_id, state=state, refreshing=refreshing)
+    recap = recap_from_row(row)
+    return m.ThreadRecap(
+        thread_id=thread_id,
+        state=state,
+        refreshing=refreshing,
+        headline=recap.headline,
+        gist=recap.gist,
+        open_tasks=list(recap.open_tasks),
+        source_revision=row["source_revision"],
+        made_at=row["made_at"],
+        execution_id=row["execution_id"],
+        label=DERIVED_LABEL,
+    )
+
+
+__all__ = ["DERIVED_LABEL", "RecapService", "recap_from_row", "recap_state", "recap_view"]

@@ -1,0 +1,193 @@
+"""The recap on a real alpd: a thread whose roots settle gets a recap from the API summariser
+(pointed at the scripted model server on 127.0.0.1), shown by `thread/recap`, `alp thread
+show` and `alp thread list`, carried by the next root; the refresh is a costed `temp`
+execution; without a summariser the recap is off and says why and how to turn it on.
+
+Roots are `command` runs given a Claude Code transcript (written here) as their own, as the
+history tests do, so the thread has real history entries copied by the daemon.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e.model_server import ModelServer, TextReply
+from polling import wait_for
+from transcripts import Claude, db, write_db
+
+from alpd.domain.recap import INSTRUCTIONS
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+RECAP = {
+    "headline": "Benchmark rerun: four models left",
+    "gist": "The benchmark was rerun for three of seven models; the rest failed on OOM.",
+    "openTasks": ["rerun the four remaining models", "compare against last week"],
+}
+CONFIG = """
+[recap]
+summariser = "api"
+apiUrl = "{url}"
+minRoots = 3
+minIntervalSeconds = 0
+
+[runtimes.claude]
+prices = {{ claude-haiku-4-5 = {{ input = 1.0, output = 5.0 }} }}
+
+[agents.plain]
+runtime = "command"
+args = ["true"]
+recap = false
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[ModelServer]:
+    with ModelServer() as running:
+        yield running
+
+
+@pytest.fixture
+def d(tmp_path: Path, server: ModelServer) -> Iterator[DaemonProcess]:
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG.format(url=server.url))
+    with running_daemon(
+        tmp_path,
+        extra_env={"ANTHROPIC_API_KEY": "test-key"},
+        extra_args=["--config", str(config)],
+    ) as daemon:
+        yield daemon
+
+
+def settled_root(d: DaemonProcess, thread_id: str, work: Path, *said: bytes) -> str:
+    """A root whose transcript holds `said`, settled (which copies its history)."""
+    started = d.call(
+        "thread/continue",
+        {
+            "threadId": thread_id,
+            "runtime": "command",
+            "headless": True,
+            "args": ["sleep", "60"],
+            "cwd": str(work),
+        },
+    )
+    assert isinstance(started, dict)
+    execution_id = str(started["execution"]["id"])
+    transcript = work / f"{execution_id}.jsonl"
+    transcript.write_bytes(b"".join(said))
+    with write_db(d.home) as conn:
+        conn.execute(
+            "UPDATE executions SET transcript_path = ? WHERE id = ?",
+            (str(transcript), execution_id),
+        )
+    d.call("execution/cancel", {"executionId": execution_id})
+    return execution_id
+
+
+def recap(d: DaemonProcess, thread_id: str) -> dict[str, Any]:
+    result = d.call("thread/recap", {"threadId": thread_id})
+    assert isinstance(result, dict)
+    return result
+
+
+def test_three_roots_get_a_recap_that_the_fourth_root_opens_with(
+    d: DaemonProcess, server: ModelServer, tmp_path: Path
+) -> None:
+    thread = d.call("thread/create", {"title": "bench", "cwd": str(tmp_path)})
+    assert isinstance(thread, dict)
+    claude = Claude()
+    server.script(TextReply("```json\n" + json.dumps(RECAP) + "\n```"))
+    settled_root(d, thread["id"], tmp_path, claude.prompt("run the benchmark"), claude.reply("3/7"))
+    settled_root(d, thread["id"], tmp_path, claude.prompt(f"key is {AWS_KEY}"), claude.reply("ok"))
+    assert recap(d, thread["id"]).get("headline") is None  # two roots: below minRoots
+    last = settled_root(
+        d, thread["id"], tmp_path, claude.prompt("rerun the failed"), claude.reply("4 left: OOM")
+    )
+    made = wait_for(lambda: recap(d, thread["id"]).get("headline"), what="the recap")
+    assert made == RECAP["headline"]
+    shown = recap(d, thread["id"])
+    assert shown["gist"] == RECAP["gist"] and shown["openTasks"] == RECAP["openTasks"]
+    assert shown["label"].startswith("derived") and shown["state"]["available"] is True
+    assert shown["sourceRevision"] == 3 and shown["madeAt"]
+
+    [request] = server.model_requests("anthropic")
+    assert request.body["model"] == "claude-haiku-4-5"
+    assert request.body["system"] == INSTRUCTIONS
+    sent = request.body["messages"][0]["content"]
+    assert "run the benchmark" in sent and "4 left: OOM" in sent
+    assert AWS_KEY not in sent and "[REDACTED:" in sent
+
+    temp = d.call("execution/show", {"executionId": shown["executionId"]})
+    assert isinstance(temp, dict)
+    assert (temp["kind"], temp["origin"]["purpose"], temp["status"]) == ("temp", "recap", "settled")
+    assert temp["costUsd"] > 0 and temp["usage"]["inputTokens"] > 0
+    assert temp["policy"]["binding"]["contextRevision"] == 3
+    activity = d.call("activity/list", {"threadId": thread["id"], "kind": "temp"})
+    assert isinstance(activity, dict)
+    assert [item["executionId"] for item in activity["items"]] == [shown["executionId"]]
+
+    listed = d.cli("thread", "list", cwd=str(tmp_path))
+    assert RECAP["headline"] in listed.stdout
+    printed = d.cli("thread", "show", thread["id"])
+    assert "recap (derived from history by a model; not authority)" in printed.stdout
+    assert "rerun the four remaining models" in printed.stdout
+
+    fourth = d.call(
+        "thread/continue",
+        {"threadId": thread["id"], "runtime": "command", "headless": True, "args": ["true"]},
+    )
+    assert isinstance(fourth, dict)
+    context = Path(fourth["sessionContextPath"]).read_text()
+    pinned, _, derived = context.partition("\n# recap: derived from history, not authority")
+    assert RECAP["gist"] in derived and "rerun the four remaining models" in derived
+    assert "4 left: OOM" in derived.split("# the last exchange")[1]
+    assert "4 left: OOM" not in pinned and RECAP["gist"] not in pinned
+    assert "The end of what was said in root 3" in derived
+    with db(d.home) as conn:
+        given = conn.execute(
+            "SELECT * FROM root_derived WHERE execution_id = ?", (fourth["execution"]["id"],)
+        ).fetchone()
+    assert (given["recap_revision"], given["tail_from"]) == (3, last)
+
+
+def test_an_agent_can_turn_the_recap_off(
+    d: DaemonProcess, server: ModelServer, tmp_path: Path
+) -> None:
+    thread = d.call("thread/create", {"title": "quiet", "cwd": str(tmp_path)})
+    assert isinstance(thread, dict)
+    server.script(TextReply(json.dumps(RECAP)))
+    claude = Claude()
+    for index in range(3):
+        settled_root(d, thread["id"], tmp_path, claude.prompt(f"p{index}"), claude.reply("r"))
+    wait_for(lambda: recap(d, thread["id"]).get("headline"), what="the recap")
+    quiet = d.call(
+        "thread/continue",
+        {"threadId": thread["id"], "agent": "plain", "headless": True},
+    )
+    assert isinstance(quiet, dict)
+    text = Path(quiet["sessionContextPath"]).read_text()
+    assert "# work state, not authority" in text
+    assert "# recap: derived" not in text and "# the last exchange" not in text
+    assert RECAP["gist"] not in text
+
+
+def test_without_a_summariser_the_recap_is_off_and_says_how_to_turn_it_on(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[runtimes.claude]\ncommand = "/nonexistent/claude"\n')
+    with running_daemon(tmp_path, extra_args=["--config", str(config)]) as d:
+        thread = d.call("thread/create", {"title": "t", "cwd": str(tmp_path)})
+        assert isinstance(thread, dict)
+        state = recap(d, thread["id"])["state"]
+        assert state["available"] is False and "not found" in state["reason"]
+        shown = d.cli("thread", "show", thread["id"])
+        assert "off: no summariser" in shown.stdout and "to turn it on:" in shown.stdout
+        ps = d.cli("ps")
+        assert "RECAP off: no summariser" in ps.stdout and 'summariser = "api"' in ps.stdout
+        as_json = d.cli("ps", "--json")
+        assert json.loads(as_json.stdout)["recap"]["available"] is False

@@ -1,0 +1,297 @@
+"""The recap service on a real SQLite store, with a fake clock and a fake summariser: gating,
+single flight (20 concurrent triggers → one model call), back-off, and what the summariser
+is sent (only entries a recap may read, secret-filtered, bounded).
+
+The summariser is fake but the refresh is real: it opens and settles the `temp` execution
+like the real ones (`alpd.services.summarisers.open_temp_run`), and the recap it returns is
+validated and stored by the service.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import aiosqlite
+import anyio
+import pytest
+
+from alpd.clock import Clock
+from alpd.domain.agents import default_config
+from alpd.domain.canonical import sha256_digest
+from alpd.domain.recap_config import RecapSettings
+from alpd.events import EventBus
+from alpd.services.context import Caller, Daemon
+from alpd.services.executions import Executions, Paths
+from alpd.services.history import HistoryService
+from alpd.services.leases import Leases
+from alpd.services.recap import RecapService
+from alpd.services.summarisers import SummaryJob, SummaryReply, open_temp_run, settle_temp
+from alpd.store.db import Store
+from alpd.store.history import INSERT_ENTRY
+from protocol import messages as m
+
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+GOOD = json.dumps({"headline": "Bench rerun", "gist": "Four models left.", "openTasks": ["x"]})
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class FakeClock(Clock):
+    def __init__(self) -> None:
+        self.at = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.at
+
+
+@dataclass
+class FakeSummariser:
+    ex: Executions
+    reply: str = GOOD
+    inputs: list[str] = field(default_factory=list)
+    release: anyio.Event = field(default_factory=anyio.Event)
+
+    async def summarise(self, job: SummaryJob) -> SummaryReply:
+        self.inputs.append(job.input)
+        execution_id, _ = await open_temp_run(self.ex, job, runtime="fake", model="haiku")
+        await self.release.wait()
+        await settle_temp(self.ex, execution_id, "completed", "fake")
+        return SummaryReply(execution_id, self.reply)
+
+
+@dataclass
+class World:
+    ex: Executions
+    recaps: RecapService
+    fake: FakeSummariser
+    clock: FakeClock
+    caller: Caller
+    thread_id: str
+    tmp: Path
+    sleeps: list[float]
+    sleepers: list[anyio.Event]
+
+    async def root(self, *texts: str) -> str:
+        """A settled root whose transcript gave these entries (prompt, reply, …)."""
+        started = await self.ex.continue_thread(
+            self.caller,
+            m.ContinueParams(
+                thread_id=self.thread_id, runtime="command", args=["true"], cwd=str(self.tmp)
+            ),
+        )
+        execution_id = started.execution.id
+        await add_entries(self.recaps.history, execution_id, texts)
+        await self.ex.settle(
+            self.caller, m.SettleParams(execution_id=execution_id, outcome="completed")
+        )
+        return execution_id
+
+
+async def add_entries(history: HistoryService, execution_id: str, texts: tuple[str, ...]) -> None:
+    async def unit(conn: aiosqlite.Connection) -> None:
+        for index, text in enumerate(texts):
+            await conn.execute(
+                INSERT_ENTRY,
+                {
+                    "execution_id": execution_id,
+                    "native_id": f"{execution_id}-{index}",
+                    "role": "user" if index % 2 == 0 else "assistant",
+                    "kind": "prompt" if index % 2 == 0 else "reply",
+                    "text": text,
+                    "tool_name": None,
+                    "tool_input": None,
+                    "output_tail": None,
+                    "output_sha256": None,
+                    "ts": None,
+                    "model": None,
+                    "usage": None,
+                    "call_id": None,
+                    "is_error": 0,
+                    "byte_offset": index,
+                },
+            )
+
+    await history.write(unit)
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    store = await Store.open(tmp_path / "alp.db")
+    clock = FakeClock()
+    daemon = Daemon(store=store, events=EventBus(), clock=clock, uid=os.getuid())
+    settings = RecapSettings(summariser="api", min_roots=2, min_entries=50)
+    agents = default_config()
+    agents = type(agents)(agents=agents.agents, runtimes=agents.runtimes, recap=settings)
+    ex = Executions(daemon, Paths(tmp_path, tmp_path / "alpd.sock"), agents, Leases())
+    ex.environ = {"ANTHROPIC_API_KEY": "test", "PATH": os.environ.get("PATH", "")}
+    sleeps: list[float] = []
+    sleepers: list[anyio.Event] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        woken = anyio.Event()
+        sleepers.append(woken)
+        await woken.wait()
+
+    fake = FakeSummariser(ex)
+    recaps = RecapService(ex, HistoryService(ex), summariser=fake, sleep=fake_sleep)
+    caller = Caller(uid=os.getuid(), gid=os.getgid(), pid=os.getpid())
+    thread = await ex.threads.create(caller, m.ThreadCreateParams(title="bench", cwd=str(tmp_path)))
+    try:
+        async with anyio.create_task_group() as tg:
+            recaps.tg = tg
+            yield World(ex, recaps, fake, clock, caller, thread.id, tmp_path, sleeps, sleepers)
+            tg.cancel_scope.cancel()
+    finally:
+        await store.close()
+
+
+async def until(check: Callable[[], bool | Awaitable[bool]], what: str) -> None:
+    with anyio.fail_after(20, shield=False):
+        while True:
+            result = check()
+            if not isinstance(result, bool):
+                result = await result
+            if result:
+                return
+            await anyio.sleep(0.01)
+
+
+async def recap_of(w: World) -> m.ThreadRecap:
+    return await w.recaps.show(w.caller, w.thread_id)
+
+
+async def test_twenty_concurrent_triggers_cause_one_model_call_and_at_most_one_follow_up(
+    world: World,
+) -> None:
+    w = world
+    await w.root("benchmark the models", "three of seven done")
+    await w.root("rerun the failed ones", "four models left")
+    actions: list[str] = []
+
+    async def trigger() -> None:
+        await anyio.sleep(0)
+        actions.append(w.recaps.trigger(w.thread_id))
+
+    async with anyio.create_task_group() as triggers:
+        for _ in range(20):
+            triggers.start_soon(trigger)
+    await until(lambda: len(w.fake.inputs) == 1, "the refresh to reach the summariser")
+    assert actions.count("start") == 1
+    assert actions.count("follow-up") == 1
+    assert actions.count("ignored") == 18
+    w.fake.release.set()
+    await until(lambda: w.thread_id not in w.recaps.flights, "the flight (and follow-up) to end")
+    # the follow-up went through the gate again: nothing new since, so no second call
+    assert len(w.fake.inputs) == 1
+    recap = await recap_of(w)
+    assert (recap.headline, recap.open_tasks) == ("Bench rerun", ["x"])
+    assert recap.source_revision == 2 and recap.execution_id is not None
+    temp = await w.ex.show(w.caller, m.ExecutionRef(execution_id=recap.execution_id))
+    assert (temp.kind, temp.origin.purpose, temp.status) == ("temp", "recap", "settled")
+    assert temp.thread_id == w.thread_id and temp.sequence is None
+
+
+async def test_the_gate_waits_for_activity_and_the_interval(world: World) -> None:
+    w = world
+    w.fake.release.set()
+    await w.root("only one root", "so far")
+    w.recaps.trigger(w.thread_id)
+    await until(lambda: w.thread_id not in w.recaps.flights, "the gated flight")
+    assert w.fake.inputs == []  # one root, two entries: below both thresholds
+    await w.root("a second root", "now enough")
+    w.recaps.trigger(w.thread_id)
+    await until(lambda: len(w.fake.inputs) == 1, "the first refresh")
+    await until(lambda: w.thread_id not in w.recaps.flights, "the first flight")
+    # two more roots, one minute later: enough activity, but within the 120 s interval
+    w.clock.at += timedelta(seconds=60)
+    await w.root("third", "root")
+    await w.root("fourth", "root")
+    w.recaps.trigger(w.thread_id)
+    await until(lambda: len(w.sleepers) == 1, "the timer for later")
+    assert w.sleeps == [pytest.approx(60.0)]
+    assert len(w.fake.inputs) == 1
+    w.clock.at += timedelta(seconds=60)
+    w.sleepers[0].set()
+    await until(lambda: len(w.fake.inputs) == 2, "the refresh the timer triggered")
+    # a long thread is summarised from the previous recap plus what is new
+    assert "## Previous recap" in w.fake.inputs[1] and "Bench rerun" in w.fake.inputs[1]
+    assert "only one root" not in w.fake.inputs[1] and "fourth" in w.fake.inputs[1]
+
+
+async def test_an_invalid_reply_is_discarded_and_backs_off(world: World) -> None:
+    w = world
+    w.fake.release.set()
+    w.fake.reply = json.dumps({"headline": "x" * 81, "gist": "g", "openTasks": []})
+    await w.root("one", "two")
+    await w.root("three", "four")
+    w.recaps.trigger(w.thread_id)
+    await until(lambda: len(w.fake.inputs) == 1, "the refresh")
+    await until(lambda: w.thread_id not in w.recaps.flights, "the flight")
+    assert (await recap_of(w)).headline is None  # discarded, not truncated
+    assert w.recaps.failures[w.thread_id][0] == 1
+    await w.root("five", "six")
+    w.recaps.trigger(w.thread_id)
+    await until(lambda: len(w.sleepers) == 1, "the back-off timer")
+    assert w.sleeps == [pytest.approx(60.0)] and len(w.fake.inputs) == 1
+
+
+async def test_the_summariser_gets_filtered_text_only(world: World) -> None:
+    w = world
+    w.fake.release.set()
+    await w.root(f"deploy with aws_access_key_id={AWS_KEY}", "done")
+    await w.root("next", "ok")
+    w.recaps.trigger(w.thread_id)
+    await until(lambda: len(w.fake.inputs) == 1, "the refresh")
+    assert AWS_KEY not in w.fake.inputs[0] and "[REDACTED:" in w.fake.inputs[0]
+
+
+async def test_without_a_summariser_nothing_runs_and_the_recap_says_why(world: World) -> None:
+    w = world
+    w.ex.environ = {"PATH": os.environ.get("PATH", "")}  # no API key
+    await w.root("one", "two")
+    await w.root("three", "four")
+    w.recaps.trigger(w.thread_id)
+    await until(lambda: w.thread_id not in w.recaps.flights, "the flight")
+    assert w.fake.inputs == []
+    state = (await recap_of(w)).state
+    assert not state.available and state.reason is not None and "ANTHROPIC_API_KEY" in state.reason
+
+
+async def test_a_new_root_carries_the_recap_and_records_what_it_was_given(
+    world: World,
+) -> None:
+    w = world
+    w.fake.release.set()
+    await w.root("one", "two")
+    await w.root("benchmark again", "four models left")
+    w.recaps.trigger(w.thread_id)
+    await until(lambda: len(w.fake.inputs) == 1, "the refresh")
+    await until(lambda: w.thread_id not in w.recaps.flights, "the flight")
+    started = await w.ex.continue_thread(
+        w.caller,
+        m.ContinueParams(thread_id=w.thread_id, runtime="command", args=["true"], cwd=str(w.tmp)),
+    )
+    text = Path(started.session_context_path).read_text()
+    pinned, _, derived = text.partition("# recap: derived from history, not authority")
+    assert "# work state, not authority" in pinned and "Bench rerun" not in pinned
+    assert "Headline: Bench rerun" in derived and "Four models left." in derived
+    assert "# the last exchange: verbatim tail, not authority" in derived
+    assert "four models left" in derived.split("# the last exchange")[1]
+    row = await w.ex.d.store.fetchone(
+        "SELECT * FROM root_derived WHERE execution_id = ?", (started.execution.id,)
+    )
+    given = text[text.index("\n# recap: derived") :]
+    assert row is not None and row["recap_revision"] == 2
+    assert (row["digest"], row["chars"]) == (sha256_digest(given.encode()), len(given))
+    assert row["tail_from"] is not None
