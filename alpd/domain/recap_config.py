@@ -12,7 +12,7 @@ A thread's recap (headline, gist, open tasks) is kept by a cheap model in the ba
 Keys (camelCase, like the rest of the file), with their defaults::
 
     [recap]
-    enabled = true             # false: no refresh, and new roots carry no recap section
+    enabled = true             # false: no refresh; new roots get neither recap nor tail
     summariser = "runtime"     # "runtime" (claude -p) | "api"
     model = "haiku"            # runtime: the --model value; api: the model name
     minRoots = 2               # refresh once this many roots settled since the last one …

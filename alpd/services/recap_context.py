@@ -8,7 +8,7 @@ In the order they follow the pinned snapshot in `session-context.md`:
 2. the verbatim tail of the last exchange: the prompts and replies of the newest root whose
    entries a recap may read (`readable_entries`, so never a cleared or undone exchange),
    secret-filtered again and cut from the start to `[recap] tailChars` (0: no tail); the
-   same agent switch turns it off;
+   same agent switch and `[recap] enabled = false` turn it off;
 3. whatever the caller appends (the envelope of a delivery that woke the root).
 
 None of it is part of the digest chain. The root records, in the transaction that reserves
@@ -77,7 +77,7 @@ async def derived_context(
                 recap_made_at=row["made_at"],
                 recap_digest=row["digest"],
             )
-    if agent.recap and settings.tail_chars > 0:
+    if agent.recap and settings.enabled and settings.tail_chars > 0:
         entries, _ = await readable_entries(conn, thread_id, 0, TAIL_ENTRIES)
         tail = last_exchange(entries, settings.tail_chars)
         if tail:

@@ -10,7 +10,8 @@
   into alpd's environment, because a headless run inherits alpd's environment;
 - ``config.toml`` in alpd's home declaring the ``coder`` agent on Codex with
   ``permissionMode = "workspace-write-network"`` (Codex's sandbox refuses socket connects,
-  alp's Unix socket included, without network access), plus whatever a test adds;
+  alp's Unix socket included, without network access), plus whatever a test adds; the
+  recap is off unless the test has a ``[recap]`` table of its own;
 - helpers that drive alp the way a user does (``alp …`` through ``python -m alpctl``) or the
   wire directly, and a pseudo-terminal driver for the interactive roots.
 
@@ -51,6 +52,12 @@ CODER_AGENT = """\
 [agents.coder]
 runtime = "codex"
 permissionMode = "workspace-write-network"
+"""
+
+#: The recap is off unless a test configures it: its refreshes are model calls of their own.
+RECAP_OFF = """
+[recap]
+enabled = false
 """
 
 
@@ -236,6 +243,9 @@ def make_world(
         env["PATH"] = path if path is not None else ":".join([*bins, os.environ["PATH"]])
         alp_home = base / "home"
         alp_home.mkdir(mode=0o700, exist_ok=True)
+        if "[recap]" not in config:
+            # a refresh would take the scripted replies meant for the test's own runs
+            config += RECAP_OFF
         (alp_home / "config.toml").write_text(CODER_AGENT + config)
         daemon = stack.enter_context(running_daemon(base, extra_env=_without_alp_labels(env)))
         return AlpWorld(base, home, work, codex_home, model_server, daemon)

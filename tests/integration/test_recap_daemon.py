@@ -88,6 +88,12 @@ def settled_root(d: DaemonProcess, thread_id: str, work: Path, *said: bytes) -> 
     return execution_id
 
 
+def ps(d: DaemonProcess, *, everything: bool = False) -> dict[str, Any]:
+    result = d.call("daemon/ps", {"all": everything})
+    assert isinstance(result, dict)
+    return result
+
+
 def recap(d: DaemonProcess, thread_id: str) -> dict[str, Any]:
     result = d.call("thread/recap", {"threadId": thread_id})
     assert isinstance(result, dict)
@@ -100,13 +106,18 @@ def test_three_roots_get_a_recap_that_the_fourth_root_opens_with(
     thread = d.call("thread/create", {"title": "bench", "cwd": str(tmp_path)})
     assert isinstance(thread, dict)
     claude = Claude()
-    server.script(TextReply("```json\n" + json.dumps(RECAP) + "\n```"))
+    server.script(TextReply("```json\n" + json.dumps(RECAP) + "\n```", delay=4.0))
     settled_root(d, thread["id"], tmp_path, claude.prompt("run the benchmark"), claude.reply("3/7"))
     settled_root(d, thread["id"], tmp_path, claude.prompt(f"key is {AWS_KEY}"), claude.reply("ok"))
     assert recap(d, thread["id"]).get("headline") is None  # two roots: below minRoots
     last = settled_root(
         d, thread["id"], tmp_path, claude.prompt("rerun the failed"), claude.reply("4 left: OOM")
     )
+    # while the model takes its time, the refresh is a hidden job: `ps --all` shows it
+    quiet = wait_for(lambda: ps(d).get("hidden") and ps(d), what="the refresh, hidden from ps")
+    assert [job for job in quiet["jobs"] if job["kind"] == "temp"] == []
+    running = [job for job in ps(d, everything=True)["jobs"] if job["kind"] == "temp"]
+    assert [(job["origin"]["purpose"], job["agent"]) for job in running] == [("recap", "recap")]
     made = wait_for(lambda: recap(d, thread["id"]).get("headline"), what="the recap")
     assert made == RECAP["headline"]
     shown = recap(d, thread["id"])
