@@ -41,6 +41,7 @@ from alpd.domain.recap_config import API_TIMEOUT_CAP_SECONDS, RecapSettings
 from alpd.errors import ExecutionSettled, RuntimeUnavailable, SpawnFailed
 from alpd.runtimes.base import LaunchSpec, find_program
 from alpd.services.executions import Executions
+from alpd.services.graph import cancel
 from alpd.services.history import price_cost
 from alpd.services.rows import insert_execution
 from alpd.services.wake import owner_caller
@@ -77,7 +78,7 @@ class Summariser(Protocol):
 
 
 async def open_temp_run(
-    ex: Executions, job: SummaryJob, *, runtime: str, model: str, spec: LaunchSpec | None = None
+    ex: Executions, job: SummaryJob, *, runtime: str, model: str
 ) -> tuple[str, Path]:
     """Insert the refresh's `temp` execution (reserved); its id and directory."""
     execution_id = ex.d.clock.new_id(EXECUTION_PREFIX)
@@ -92,7 +93,8 @@ async def open_temp_run(
     )
     policy: Policy = build_policy(agent, request, job.binding)
     at = ex.d.clock.now_iso()
-    launch = spec or LaunchSpec(argv=[], env={}, cwd=str(exec_dir))
+    # the row's cwd and session facts; the argv is the summariser's to build
+    launch = LaunchSpec(argv=[], env={}, cwd=str(exec_dir))
 
     async def unit(conn: aiosqlite.Connection) -> None:
         await insert_execution(
@@ -176,8 +178,6 @@ class ClaudeSummariser:
         waited = m.WaitParams(execution_id=execution_id, timeout=job.settings.timeout_seconds)
         done = await ex.wait(owner_caller(job.owner_uid), waited)
         if done.status != "settled":
-            from alpd.services.graph import cancel  # graph imports executions' neighbours
-
             await cancel(ex, owner_caller(job.owner_uid), m.ExecutionRef(execution_id=execution_id))
             return SummaryReply(execution_id, None, "the summariser timed out")
         return await self._read_result(execution_id, exec_dir, model, done)
