@@ -206,6 +206,22 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("context_steps", "door"): "a door name: one short lowercase word (the param's pattern)",
     ("context_steps", "at"): _TIME,
     **{
+        ("recaps", column): (
+            "a model's reply, secret-filtered before it is stored (parse_recap_reply; "
+            "tests/unit/test_recap.py) — no recap is made in this scenario"
+        )
+        for column in ("headline", "gist", "open_tasks")
+    },
+    ("recaps", "thread_id"): _ID,
+    ("recaps", "execution_id"): _ID,
+    ("recaps", "digest"): _DIGEST,
+    ("recaps", "made_at"): _TIME,
+    ("root_derived", "execution_id"): _ID,
+    ("root_derived", "recap_made_at"): _TIME,
+    ("root_derived", "recap_digest"): _DIGEST,
+    ("root_derived", "tail_from"): _ID,
+    ("root_derived", "digest"): _DIGEST,
+    **{
         (f"search_{index}{table}", column): _FTS
         for index in ("words", "cjk")
         for table, column in (
