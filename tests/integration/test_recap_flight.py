@@ -32,7 +32,7 @@ from alpd.services.leases import Leases
 from alpd.services.recap import RecapService
 from alpd.services.summarisers import SummaryJob, SummaryReply, open_temp_run, settle_temp
 from alpd.store.db import Store
-from alpd.store.history import INSERT_ENTRY
+from alpd.store.history import INSERT_ENTRY, entry_row
 from protocol import messages as m
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -100,8 +100,7 @@ class World:
 async def add_entries(history: HistoryService, execution_id: str, texts: tuple[str, ...]) -> None:
     async def unit(conn: aiosqlite.Connection) -> None:
         for index, text in enumerate(texts):
-            await conn.execute(
-                INSERT_ENTRY,
+            row = entry_row(
                 {
                     "execution_id": execution_id,
                     "native_id": f"{execution_id}-{index}",
@@ -118,8 +117,9 @@ async def add_entries(history: HistoryService, execution_id: str, texts: tuple[s
                     "call_id": None,
                     "is_error": 0,
                     "byte_offset": index,
-                },
+                }
             )
+            await conn.execute(INSERT_ENTRY, row.params)
 
     await history.write(unit)
 
