@@ -145,41 +145,39 @@ def verify_steps(
     """THREAD_CONTEXT_TAMPERED unless the steps agree with the chain up to `head`.
 
     `snapshot_at` maps at least every step's revision and every undo's restored revision to
-    its (verified) snapshot."""
-    roots = tuple(roots)
+    its (verified) snapshot. One pass over the steps in revision order, replaying which root
+    each undo had to take back (a stack of the roots live since the last clear)."""
+    roots = sorted(roots, key=lambda root: root.sequence)
     opened = {root.opened_on: root for root in roots}
-    by_id = {root.execution_id: root for root in roots}
     if len(opened) != len(roots):
         _tampered(thread_id, head, "two roots opened on one revision")
     stepped = {step.revision: step for step in steps if step.revision <= head}
-    for step in stepped.values():
-        if step.revision - 1 in opened:
-            _tampered(thread_id, step.revision, "a step where a root projected")
-        written = content_of(snapshot_at[step.revision])
+    live: list[RootMark] = []
+    waiting = iter(roots)
+    pending = next(waiting, None)
+    for revision in sorted(stepped):
+        step = stepped[revision]
+        if revision - 1 in opened:
+            _tampered(thread_id, revision, "a step where a root projected")
+        while pending is not None and pending.opened_on < revision:
+            live.append(pending)
+            pending = next(waiting, None)
         if step.kind == "clear":
+            live.clear()
             expected = content_of(genesis(thread_id))
         else:
-            undone = by_id.get(step.execution_id or "")
-            if undone is None or step.restored_revision != undone.opened_on:
-                _tampered(thread_id, step.revision, "an undo of no root's contribution")
-            if _due(roots, steps, step) != undone.execution_id:
-                _tampered(thread_id, step.revision, "an undo of a root that was not the last")
-            expected = content_of(snapshot_at[undone.opened_on])
-        if written != expected:
-            _tampered(thread_id, step.revision, f"not the content its {step.kind} wrote")
+            due = live.pop() if live else None
+            if due is None or (step.execution_id, step.restored_revision) != (
+                due.execution_id,
+                due.opened_on,
+            ):
+                _tampered(thread_id, revision, "an undo of a root that was not the last")
+            expected = content_of(snapshot_at[due.opened_on])
+        if content_of(snapshot_at[revision]) != expected:
+            _tampered(thread_id, revision, f"not the content its {step.kind} wrote")
     for revision in range(1, head + 1):
         if revision not in stepped and revision - 1 not in opened:
             _tampered(thread_id, revision, "neither a step nor a root's projection")
-
-
-def _due(roots: Sequence[RootMark], steps: Sequence[Step], undo: Step) -> str | None:
-    """The root an undo written at `undo.revision` had to take back (replayed)."""
-    before = [root for root in roots if root.opened_on < undo.revision]
-    earlier = [step for step in steps if step.revision < undo.revision]
-    try:
-        return root_to_undo(before, earlier, "").execution_id
-    except ThreadNothingToUndo:
-        return None
 
 
 def _tampered(thread_id: str, revision: int, reason: str) -> NoReturn:
