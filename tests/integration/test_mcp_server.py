@@ -73,6 +73,19 @@ def test_a_pin_from_outside_a_run_gets_the_named_error(alpd: DaemonProcess) -> N
     assert cli.returncode == 1 and "PIN_OUTSIDE_EXECUTION" in cli.stderr
 
 
+def test_arguments_that_do_not_fit_are_a_tool_error_the_model_can_read(
+    alpd: DaemonProcess,
+) -> None:
+    _, (wish, missing) = run_session(
+        alpd.socket_path,
+        ("pin", {"kind": "wish", "text": "x"}),
+        ("search", {"limit": 5}),
+    )
+    assert wish.is_error and "argument `kind` must be" in text_of(wish)
+    assert '"resolve"' in text_of(wish)
+    assert missing.is_error and "missing argument `query`" in text_of(missing)
+
+
 def test_search_and_an_unreachable_daemon_answer_as_tool_results(
     alpd: DaemonProcess, tmp_path: Path
 ) -> None:
