@@ -30,8 +30,7 @@ def thread_row(thread: m.Thread, now: datetime) -> str:
         badges.append(f'<span class="badge">{thread.status}</span>')
     if thread.last_kind:
         badges.append(f'<span class="badge kind">{thread.last_kind}</span>')
-    headline = getattr(thread, "headline", None)
-    recap = f'<p class="headline">{escape(headline)}</p>' if headline else ""
+    recap = f'<p class="headline">{escape(thread.headline)}</p>' if thread.headline else ""
     return (
         f'<li class="thread{" busy" if busy else ""}">'
         f'<a class="title" href="/t/{thread.id}">{escape(thread.title or thread.id)}</a>'

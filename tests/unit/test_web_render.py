@@ -1,11 +1,12 @@
 """The thread page's template on results with and without the optional parts (a recap,
-handoffs), escaped: rendered directly, no daemon."""
+handoffs, clear/undo steps), escaped: rendered directly, no daemon."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from types import SimpleNamespace
 from typing import Any
+
+import msgspec
 
 from alpd.web.render import render
 from protocol import messages as m
@@ -14,7 +15,7 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 AT = "2026-11-30T11:00:00.000Z"
 
 
-def shown(**extra: Any) -> Any:
+def shown(**extra: Any) -> m.ThreadShowResult:
     thread = m.Thread(
         id="thread_1", title="t <1>", workspace="/w", status="open", revision=1,
         context_revision=1, owner_uid=0, created_at=AT, updated_at=AT,
@@ -26,11 +27,10 @@ def shown(**extra: Any) -> Any:
         context=m.ContextResult(thread_id="thread_1", revision=1, digest="d", snapshot=snapshot),
         history=m.HistorySummary(level="complete"),
     )
-    fields = {name: getattr(base, name) for name in base.__struct_fields__}
-    return SimpleNamespace(**{**fields, **extra})
+    return msgspec.structs.replace(base, **extra)
 
 
-def page(result: Any) -> str:
+def page(result: m.ThreadShowResult) -> str:
     response = render(
         "thread.html", title="t", shown=result, schedules=[], snapshot=result.context.snapshot,
         form={}, live="/events", href="/t/thread_1", now=NOW,
@@ -40,14 +40,14 @@ def page(result: Any) -> str:
 
 def test_without_a_recap_the_page_has_no_recap_box() -> None:
     html = page(shown())
-    assert 'class="recap"' not in html
+    assert 'class="recap"' not in html and 'id="handoffs"' not in html
     assert "use &lt;sqlite&gt;" in html and 'href="#root-e_1"' in html
 
 
 def test_a_recap_shows_headline_gist_and_open_tasks_marked_derived() -> None:
-    recap = SimpleNamespace(
-        headline="Ship <the> page", gist="A gist.", open_tasks=["write docs"], refreshing=False,
-        source_revision=1, state=SimpleNamespace(available=True, reason=None, hint=None),
+    recap = m.ThreadRecap(
+        thread_id="thread_1", state=m.RecapState(available=True, summariser="runtime"),
+        headline="Ship <the> page", gist="A gist.", open_tasks=["write docs"], source_revision=1,
     )  # fmt: skip
     html = page(shown(recap=recap))
     assert "Ship &lt;the&gt; page" in html and "A gist." in html and "<li>write docs</li>" in html
@@ -55,9 +55,14 @@ def test_a_recap_shows_headline_gist_and_open_tasks_marked_derived() -> None:
 
 
 def test_a_recap_that_cannot_be_made_says_how_to_turn_it_on() -> None:
-    state = SimpleNamespace(available=False, reason="no summariser.", hint="set [recap] model")
-    recap = SimpleNamespace(
-        headline=None, gist=None, open_tasks=[], refreshing=False, source_revision=None,
-        state=state,
-    )  # fmt: skip
-    assert "set [recap] model" in page(shown(recap=recap))
+    state = m.RecapState(
+        available=False, summariser="runtime", reason="no summariser.", hint="set [recap] model"
+    )
+    html = page(shown(recap=m.ThreadRecap(thread_id="thread_1", state=state)))
+    assert "set [recap] model" in html
+
+
+def test_clear_and_undo_steps_are_listed_with_the_context() -> None:
+    step = m.ContextStep(kind="clear", revision=2, replaced_revision=1, by="uid:0", door="web",
+                         at=AT)  # fmt: skip
+    assert "clear at rev 2 (web, 1 h ago)" in page(shown(steps=[step]))

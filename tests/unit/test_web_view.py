@@ -90,3 +90,13 @@ def test_a_thread_row_escapes_what_a_person_chose() -> None:
     assert "<script>" not in row and "&lt;script&gt;" in row and "&quot;x&quot;" in row
     assert "/home/a&amp;b" in row and "1 h ago" in row
     assert 'class="thread busy"' in row and ">closed<" in row and ">push<" in row
+
+
+def test_a_thread_row_shows_the_recaps_headline_escaped() -> None:
+    thread = m.Thread(
+        id="thread_1", title="t", workspace="/w", status="open", revision=1,
+        context_revision=0, owner_uid=0, created_at="2026-11-30T12:00:00.000Z",
+        updated_at="2026-11-30T12:00:00.000Z", headline="fix <the> build",
+    )  # fmt: skip
+    row = thread_row(thread, datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+    assert '<p class="headline">fix &lt;the&gt; build</p>' in row
