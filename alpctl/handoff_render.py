@@ -50,7 +50,10 @@ def sent(result: dict[str, Any]) -> str:
         return f"{h['id']}: woke {target}; {result['execution']['id']} (push) reads it"
     if h["status"] == "failed":
         return f"{h['id']}: not delivered: {h.get('error') or 'failed'}"
-    return f"{h['id']}: queued for {target}; its next round reads it"
+    return (
+        f"{h['id']}: on its way to {target}, which is busy: its running root takes it mid-run "
+        "if its runtime can, else its next round reads it"
+    )
 
 
 def inbox(result: dict[str, Any]) -> str:
