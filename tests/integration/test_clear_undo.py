@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from daemons import StartAlpd
 from test_thread_invariants import (
     context,
     new_thread,
@@ -27,20 +27,12 @@ from transcripts import Claude, db, write_db
 from alpctl.client import RpcError
 from alpd.services.history_labels import recap_entries
 from alpd.store.db import Store
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 
 @pytest.fixture(scope="module")
-def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    with running_daemon(tmp_path_factory.mktemp("steer")) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
+def d(start_module_alpd: StartAlpd) -> DaemonProcess:
+    return start_module_alpd()
 
 
 def step(d: DaemonProcess, method: str, thread_id: str, **params: Any) -> dict[str, Any]:

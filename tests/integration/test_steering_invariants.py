@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import rfc8785
+from daemons import StartAlpd
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -50,16 +50,8 @@ PINS = st.lists(
 
 
 @pytest.fixture(scope="module")
-def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    with running_daemon(tmp_path_factory.mktemp("steering")) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
+def d(start_module_alpd: StartAlpd) -> DaemonProcess:
+    return start_module_alpd()
 
 
 def content(snapshot: dict[str, Any]) -> dict[str, Any]:
