@@ -249,7 +249,7 @@ class Executions:
             context_path = exec_dir / SESSION_CONTEXT_FILE
             rendered = render_session_context(snapshot, thread_title=thread_row["title"])
             derived = await derived_context(
-                conn, params.thread_id, agent, self.agents.recap, addendum
+                conn, self.d.store, params.thread_id, agent, self.agents.recap, addendum
             )
             write_private_file(context_path, rendered + derived.text)
             ctx = LaunchContext(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final
 
@@ -42,7 +42,7 @@ from alpd.domain.session_context import render_session_context
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
 from alpd.services.history import HistoryService
-from alpd.services.recap_entries import readable_entries
+from alpd.services.recap_entries import STANDS, readable_entries
 from alpd.services.snapshots import load_snapshot
 from alpd.services.summarisers import (
     ApiSummariser,
@@ -56,7 +56,8 @@ from protocol import messages as m
 
 log = structlog.get_logger("alpd.recap")
 
-#: the newest entries one refresh reads (the input keeps what fits `inputChars`)
+#: the newest entries one refresh reads (the input keeps what fits `inputChars`); the gate
+#: counts new entries up to it
 RECAP_ENTRY_LIMIT: Final = 400
 DERIVED_LABEL: Final = "derived from the thread's history by a model; not authority"
 
@@ -214,10 +215,14 @@ class RecapService:
                 thread = await cur.fetchone()
             if thread is None:
                 return None
-            async with conn.execute("SELECT * FROM recaps WHERE thread_id = ?", (thread_id,)) as c:
-                recap = await c.fetchone()
-            after = int(recap["recap_entry_id"]) if recap else 0
-            roots_before = int(recap["roots"]) if recap else 0
+            async with conn.execute(
+                f"SELECT r.*, {STANDS} AS stands FROM recaps r WHERE r.thread_id = ?",
+                (thread_id,),
+            ) as cur:
+                recap = await cur.fetchone()
+            # a recap that no longer stands (a clear since, an undo of a root it read) is
+            # not built on: the next one starts over from what may still be read
+            stands = recap is not None and bool(recap["stands"])
             async with conn.execute(
                 "SELECT coalesce(max(sequence), 0) FROM executions "
                 "WHERE thread_id = ? AND is_root = 1 AND status = 'settled'",
@@ -225,7 +230,6 @@ class RecapService:
             ) as cur:
                 roots = int((await cur.fetchone())[0])  # type: ignore[index]
             snapshot, digest = await load_snapshot(conn, thread_id, thread["context_revision"])
-            entries, total = await readable_entries(conn, thread_id, after, RECAP_ENTRY_LIMIT)
             return _Gathered(
                 owner_uid=thread["owner_uid"],
                 open=thread["status"] == "open",
@@ -233,16 +237,22 @@ class RecapService:
                     id=thread_id, context_revision=snapshot.revision, context_digest=digest
                 ),
                 context=render_session_context(snapshot, thread_title=thread["title"]),
-                previous=recap_from_row(recap) if recap else None,
-                after_id=after,
-                made_at=datetime.fromisoformat(recap["made_at"]) if recap else None,
-                entries=entries,
-                new_entries=total,
+                previous=recap_from_row(recap) if recap is not None and stands else None,
+                after_id=int(recap["recap_entry_id"]) if recap is not None and stands else 0,
+                made_at=datetime.fromisoformat(recap["made_at"]) if recap is not None else None,
+                entries=[],
+                new_entries=0,
                 roots=roots,
-                new_roots=roots - roots_before,
+                new_roots=roots - (int(recap["roots"]) if recap is not None and stands else 0),
             )
 
-        return await self.d.store.write(unit)
+        gathered = await self.d.store.write(unit)
+        if gathered is None:
+            return None
+        entries = await readable_entries(
+            self.d.store, thread_id, gathered.after_id, RECAP_ENTRY_LIMIT
+        )
+        return replace(gathered, entries=entries, new_entries=len(entries))
 
     async def _refresh(self, thread_id: str, g: _Gathered, settings: RecapSettings) -> None:
         summary = build_summary_input(
@@ -305,8 +315,10 @@ class RecapService:
 
         async def unit(conn: aiosqlite.Connection) -> sqlite3.Row | None:
             check_owner(await load_thread_row(conn, thread_id), caller)
-            async with conn.execute("SELECT * FROM recaps WHERE thread_id = ?", (thread_id,)) as c:
-                return await c.fetchone()
+            async with conn.execute(
+                f"SELECT * FROM recaps r WHERE r.thread_id = ? AND {STANDS}", (thread_id,)
+            ) as cur:
+                return await cur.fetchone()
 
         row = await self.d.store.write(unit)
         return recap_view(thread_id, row, self.availability(), refreshing=thread_id in self.flights)

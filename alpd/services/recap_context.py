@@ -3,8 +3,8 @@
 In the order they follow the pinned snapshot in `session-context.md`:
 
 1. the thread's recap (`alpd.domain.session_context.render_recap_section`), when one was
-   made, recaps are enabled in config.toml and the root's agent does not turn them off
-   (`recap = false`);
+   made and still stands (no clear since, no undo of a root it read), recaps are enabled in
+   config.toml and the root's agent does not turn them off (`recap = false`);
 2. the verbatim tail of the last exchange: the prompts and replies of the newest root whose
    entries a recap may read (`readable_entries`, so never a cleared or undone exchange),
    secret-filtered again and cut from the start to `[recap] tailChars` (0: no tail); the
@@ -31,7 +31,8 @@ from alpd.domain.recap import RecapEntry
 from alpd.domain.recap_config import RecapSettings
 from alpd.domain.secrets import redact
 from alpd.domain.session_context import render_recap_section, render_tail_section
-from alpd.services.recap_entries import readable_entries
+from alpd.services.recap_entries import STANDS, readable_entries
+from alpd.store.db import Store
 
 #: entries read to find the last exchange's end
 TAIL_ENTRIES: Final = 40
@@ -49,6 +50,7 @@ class Derived:
 
 async def derived_context(
     conn: aiosqlite.Connection,
+    store: Store,
     thread_id: str,
     agent: AgentDefinition,
     settings: RecapSettings,
@@ -58,7 +60,9 @@ async def derived_context(
     sections: list[str] = []
     derived = Derived(text="")
     if agent.recap and settings.enabled:
-        async with conn.execute("SELECT * FROM recaps WHERE thread_id = ?", (thread_id,)) as cursor:
+        async with conn.execute(
+            f"SELECT * FROM recaps r WHERE r.thread_id = ? AND {STANDS}", (thread_id,)
+        ) as cursor:
             row = await cursor.fetchone()
         if row is not None:
             tasks = msgspec.json.decode(row["open_tasks"], type=list[str])
@@ -78,7 +82,7 @@ async def derived_context(
                 recap_digest=row["digest"],
             )
     if agent.recap and settings.enabled and settings.tail_chars > 0:
-        entries, _ = await readable_entries(conn, thread_id, 0, TAIL_ENTRIES)
+        entries = await readable_entries(store, thread_id, 0, TAIL_ENTRIES)
         tail = last_exchange(entries, settings.tail_chars)
         if tail:
             sequence = entries[-1].sequence

@@ -1,53 +1,48 @@
 """The one source of the history a recap may read (and the verbatim tail a new root gets).
 
 Everything the recap's summariser is sent, and every line of the "last exchange" tail, comes
-through `readable_entries`: entries copied from the transcripts of the thread's roots
-(never from `temp` or delegated runs, never a fork's copies of its parent's lines), after a
-given entry id, newest first up to a limit. An entry of a cleared or undone exchange must
-never come out of here: the gist must not re-absorb what a person deliberately dropped.
+through `readable_entries`, a view of `alpd.services.history_labels.recap_entries`: entries
+of the thread's roots (and their delegated children), never one of an exchange that was
+cleared or undone, each re-hashed before it is read; after a given entry id, the newest up
+to a limit. The gist must not re-absorb what a person deliberately dropped.
+
+`current_recap_sql` is the other half of that rule: a recap made before a clear, or one that
+read a root since undone, no longer stands. It is not shown, not given to new roots, and
+the next refresh starts over from what may still be read instead of building on it.
 """
 
 from __future__ import annotations
 
-from typing import Final
-
-import aiosqlite
-
 from alpd.domain.recap import RecapEntry
+from alpd.services.history_labels import recap_entries
+from alpd.store.db import Store
 
-_ENTRY_WHERE: Final = (
-    "FROM history_entries h JOIN executions e ON e.id = h.execution_id "
-    "WHERE e.thread_id = ? AND e.is_root = 1 AND h.id > ? AND h.copy_of IS NULL"
+#: a recap (`r`) stands while no clear came after it and no root it read was undone
+STANDS = (
+    "NOT EXISTS (SELECT 1 FROM context_steps s LEFT JOIN executions u ON u.id = s.execution_id "
+    "WHERE s.thread_id = r.thread_id AND s.revision > r.source_revision "
+    "AND (s.kind = 'clear' OR u.sequence <= r.roots))"
 )
 
 
 async def readable_entries(
-    conn: aiosqlite.Connection, thread_id: str, after_id: int, limit: int
-) -> tuple[list[RecapEntry], int]:
-    """THE entry source of the recap: the newest `limit` entries of the thread's roots after
-    `after_id` (oldest first), and how many there are in all."""
-    async with conn.execute(
-        "SELECT h.id, e.sequence, h.role, h.kind, h.text, h.tool_name, h.tool_input, "
-        f"h.output_tail {_ENTRY_WHERE} ORDER BY h.id DESC LIMIT ?",
-        (thread_id, after_id, limit),
-    ) as cur:
-        rows = list(await cur.fetchall())
-    async with conn.execute(f"SELECT count(*) {_ENTRY_WHERE}", (thread_id, after_id)) as cur:
-        total = int((await cur.fetchone())[0])  # type: ignore[index]
-    entries = [
+    store: Store, thread_id: str, after_id: int, limit: int
+) -> list[RecapEntry]:
+    """The newest `limit` entries a recap may read after `after_id`, oldest first."""
+    found = await recap_entries(store, thread_id, after_id=after_id, limit=limit, newest=True)
+    return [
         RecapEntry(
-            id=row["id"],
-            sequence=row["sequence"],
-            role=row["role"],
-            kind=row["kind"],
-            text=row["text"],
-            tool_name=row["tool_name"],
-            tool_input=row["tool_input"],
-            output_tail=row["output_tail"],
+            id=entry.id,
+            sequence=entry.sequence,
+            role=entry.role,
+            kind=entry.kind,
+            text=entry.text,
+            tool_name=entry.tool_name,
+            tool_input=entry.tool_input,
+            output_tail=entry.output_tail,
         )
-        for row in reversed(rows)
+        for entry in found
     ]
-    return entries, total
 
 
-__all__ = ["readable_entries"]
+__all__ = ["STANDS", "readable_entries"]

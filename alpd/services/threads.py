@@ -23,6 +23,7 @@ from alpd.errors import (
     ThreadRevisionConflict,
 )
 from alpd.services.context import Caller, Daemon
+from alpd.services.recap_entries import STANDS
 from alpd.services.snapshots import insert_genesis
 from alpd.workspace import workspace_of
 from protocol import jsonrpc
@@ -217,7 +218,7 @@ class ThreadService:
         args.append(max(1, min(params.limit, 10_000)))
         rows = await self.d.store.fetchall(
             f"SELECT {_THREAD_COLUMNS}, ({_BUSY_ROOT}) AS busy_root, ({_LAST_KIND}) AS last_kind, "
-            "(SELECT r.headline FROM recaps r WHERE r.thread_id = t.id) AS headline "
+            f"(SELECT r.headline FROM recaps r WHERE r.thread_id = t.id AND {STANDS}) AS headline "
             "FROM threads t "
             f"WHERE {' AND '.join(clauses)} ORDER BY t.updated_at DESC, t.id DESC LIMIT ?",
             args,

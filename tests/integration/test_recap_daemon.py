@@ -44,6 +44,16 @@ args = ["true"]
 recap = false
 """
 
+#: the recap waits for six readable entries (three exchanges), whatever the roots
+STEER_CONFIG = """
+[recap]
+summariser = "api"
+apiUrl = "{url}"
+minRoots = 100
+minEntries = 6
+minIntervalSeconds = 0
+"""
+
 
 @pytest.fixture
 def server() -> Iterator[ModelServer]:
@@ -202,3 +212,61 @@ def test_without_a_summariser_the_recap_is_off_and_says_how_to_turn_it_on(
         assert "RECAP off: no summariser" in ps.stdout and 'summariser = "api"' in ps.stdout
         as_json = d.cli("ps", "--json")
         assert json.loads(as_json.stdout)["recap"]["available"] is False
+
+
+def test_nothing_cleared_or_undone_reaches_the_summariser_and_a_recap_before_a_clear_lapses(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(STEER_CONFIG.format(url=server.url))
+    with running_daemon(
+        tmp_path, extra_env={"ANTHROPIC_API_KEY": "k"}, extra_args=["--config", str(config)]
+    ) as d:
+        thread = d.call("thread/create", {"title": "steered", "cwd": str(tmp_path)})
+        assert isinstance(thread, dict)
+        thread_id = thread["id"]
+        claude = Claude()
+        server.script(TextReply(json.dumps(RECAP)))
+
+        def root(marker: str) -> str:
+            said = (claude.prompt(f"prompt {marker}"), claude.reply(f"reply {marker}"))
+            return settled_root(d, thread_id, tmp_path, *said)
+
+        def entries() -> int:
+            with db(d.home) as conn:
+                return int(
+                    conn.execute(
+                        "SELECT count(*) FROM history_entries h JOIN executions e "
+                        "ON e.id = h.execution_id WHERE e.thread_id = ?",
+                        (thread_id,),
+                    ).fetchone()[0]
+                )
+
+        root("CLEARED-ONE")
+        wait_for(lambda: entries() == 2, what="the first root's history")
+        d.call("thread/clear", {"threadId": thread_id})
+        root("KEPT-TWO")
+        root("UNDONE-THREE")
+        wait_for(lambda: entries() == 6, what="the third root's history")
+        d.call("thread/undo", {"threadId": thread_id})
+        root("KEPT-FOUR")
+        root("KEPT-FIVE")  # six readable entries: the refresh is due
+        wait_for(lambda: recap(d, thread_id).get("headline"), what="the recap")
+        [request] = server.model_requests("anthropic")
+        sent = request.body["messages"][0]["content"]
+        for kept in ("KEPT-TWO", "KEPT-FOUR", "KEPT-FIVE"):
+            assert f"prompt {kept}" in sent and f"reply {kept}" in sent
+        assert "CLEARED-ONE" not in sent and "UNDONE-THREE" not in sent
+        # a clear after it: the recap no longer stands, and no new root is given it
+        d.call("thread/clear", {"threadId": thread_id})
+        lapsed = recap(d, thread_id)
+        assert lapsed.get("headline") is None and lapsed["state"]["available"] is True
+        listed = d.call("thread/list", {"cwd": str(tmp_path)})
+        assert isinstance(listed, dict) and "headline" not in listed["threads"][0]
+        fresh = d.call(
+            "thread/continue",
+            {"threadId": thread_id, "runtime": "command", "headless": True, "args": ["true"]},
+        )
+        assert isinstance(fresh, dict)
+        text = Path(fresh["sessionContextPath"]).read_text()
+        assert RECAP["gist"] not in text and "KEPT-FIVE" not in text
