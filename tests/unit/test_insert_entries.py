@@ -1,5 +1,6 @@
 """`insert_entries`: entries computed where they were parsed (digest, folded body, CJK
-routing), written and indexed by set-based statements on the writer."""
+routing), written and indexed by set-based statements on the writer; only the rows that may
+be copies go through the copy-aware `INSERT_ENTRY`."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from pathlib import Path
 
 import aiosqlite
 import anyio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from alpd.store.history import (
     DIGESTED_COLUMNS,
+    INSERT_ENTRY,
     EntryRow,
     Value,
     entry_content,
@@ -81,3 +85,45 @@ def test_inserted_entries_are_indexed_once_each_folded_and_routed(tmp_path: Path
     assert cjk_docs == ((3,),)
     assert cjk_hits == ((3,),)
     assert folded_hits == ((2,),)  # indexed folded: "Đường" is found as "duong"
+
+
+_BATCHES = st.lists(
+    st.lists(
+        st.tuples(st.sampled_from("abc"), st.sampled_from("1234"), st.sampled_from(["x", "y z"])),
+        max_size=8,
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches=_BATCHES)
+def test_batches_store_what_the_copy_aware_insert_stores_row_by_row(
+    batches: list[list[tuple[str, str, str]]],
+) -> None:
+    """Rows that cannot be copies skip the copy look-up (`INSERT_WHOLE`); the table is the
+    same, ids and copies included, as `INSERT_ENTRY` one row at a time makes it."""
+    select = f"SELECT id, digest, {', '.join(DIGESTED_COLUMNS)} FROM history_entries ORDER BY id"
+
+    async def main() -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+        tables = []
+        for batched in (True, False):
+            async with aiosqlite.connect(":memory:") as conn:
+                for migration in MIGRATIONS:
+                    for statement in migration:
+                        await conn.execute(statement)
+                await register_functions(conn)
+                for batch in batches:
+                    rows = [_row(*spec) for spec in batch]
+                    if batched:
+                        await insert_entries(conn, rows)
+                    else:
+                        for row in rows:
+                            await conn.execute(INSERT_ENTRY, row.params)
+                async with conn.execute(select) as cur:
+                    tables.append([tuple(r) for r in await cur.fetchall()])
+        return tables[0], tables[1]
+
+    batched, one_by_one = anyio.run(main)
+    assert batched == one_by_one
