@@ -37,9 +37,10 @@ INSTRUCTIONS = (
 )
 
 PIN_DESCRIPTION = (
-    "Pin one line of work state to this thread's context. Pins are the ONLY thing the next "
-    "run of this thread will see of your work: no transcript, no tool output, no memory is "
-    "carried over. Pin when you: set or change the goal (objective); decide something, with "
+    "Pin one line of work state to this thread's context. Pins are the ONLY record of your "
+    "work the next run of this thread can rely on: no transcript, no tool output, no memory "
+    "is carried over, and the recap it may also get is a cheap model's summary that can be "
+    "wrong or missing. Pin when you: set or change the goal (objective); decide something, with "
     "the reason (decision); find a rule the work must follow (constraint); leave something "
     "unfinished or unknown (open-item); know what should happen next (next-action). To close "
     "an open item or next action, pin kind `resolve` with its exact text. One self-contained "

@@ -118,11 +118,19 @@ class DaemonProcess:
         )
 
 
+#: Nothing listens on the discard port of the loopback address.
+UNREACHABLE_API = "http://127.0.0.1:9"
+
+
 def daemon_env(
     home: Path, socket_path: Path, extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ALP_", "NOTIFY_", "LISTEN_"))}
     env.update({"ALP_HOME": str(home), "ALP_SOCKET": str(socket_path), "ALP_NO_AUTOSTART": "1"})
+    # A runtime the daemon starts on its own (a recap's `claude -p`) must never reach a model
+    # API off this machine: unless the caller points them elsewhere, the model APIs are a
+    # closed loopback port.
+    env.update({"ANTHROPIC_BASE_URL": UNREACHABLE_API, "OPENAI_BASE_URL": UNREACHABLE_API + "/v1"})
     env.update(extra or {})
     return env
 

@@ -71,7 +71,7 @@ def test_the_model_pins_through_the_alp_mcp_tool_and_the_next_root_sees_it(
     requests = server.model_requests()
     tools = offered_alp_tools(requests[0])
     assert set(tools) == ALP_TOOLS, [t.get("name") for t in requests[0].body.get("tools", [])]
-    assert "ONLY thing the next run" in tools["pin"]
+    assert "ONLY record of your work the next run" in tools["pin"]
     assert len(requests) == 2, "the tool call, then the reply to its result"
     assert f"pinned decision: {decision}" in tool_results(requests[1])
 

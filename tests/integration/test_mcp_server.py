@@ -52,7 +52,7 @@ def test_alp_mcp_lists_alps_tools_with_descriptions_for_a_model(alpd: DaemonProc
         "recap",
     }
     pin = by_name["pin"]
-    assert "ONLY thing the next run" in (pin.description or "")
+    assert "ONLY record of your work the next run" in (pin.description or "")
     kinds = pin.input_schema["properties"]["kind"]["enum"]
     assert kinds == ["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
 
