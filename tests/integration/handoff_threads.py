@@ -16,14 +16,13 @@ delivery to its thread fails before it is stored.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from daemons import roots
 from polling import wait_for
 
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
 ALP = f"{sys.executable} -m alpctl"
 
@@ -74,43 +73,35 @@ WORKING = '["sh", "-c", "cat > /dev/null"]'
 BROKEN = '["/nonexistent/flaky-program"]'
 
 
+def handoff_config(
+    work: Path, *, quota: int = 6, reservation: float = 60, broken: bool = False
+) -> str:
+    """The config.toml of the agents above, whose files go to `work`."""
+    return CONFIG.format(
+        work=work,
+        alp=ALP,
+        python=sys.executable,
+        quota=quota,
+        reservation=reservation,
+        flaky=BROKEN if broken else WORKING,
+    )
+
+
 def write_config(
     base: Path, *, quota: int = 6, reservation: float = 60, broken: bool = False
 ) -> Path:
+    """Rewrite `base/config.toml` (where `start_alpd` put it) for a `daemon/reload`."""
     path = base / "config.toml"
-    flaky = BROKEN if broken else WORKING
     path.write_text(
-        CONFIG.format(
-            work=base / "work",
-            alp=ALP,
-            python=sys.executable,
-            quota=quota,
-            reservation=reservation,
-            flaky=flaky,
-        )
+        handoff_config(base / "work", quota=quota, reservation=reservation, broken=broken)
     )
     return path
-
-
-@contextmanager
-def handoff_daemon(
-    base: Path, *, quota: int = 6, reservation: float = 60
-) -> Iterator[DaemonProcess]:
-    """alpd with the agents above; their files go to `base/work`."""
-    (base / "work").mkdir(exist_ok=True)
-    config = write_config(base, quota=quota, reservation=reservation)
-    with running_daemon(base, extra_args=["--config", str(config)]) as daemon:
-        yield daemon
 
 
 def call(d: DaemonProcess, method: str, params: dict[str, Any]) -> dict[str, Any]:
     result = d.call(method, params)
     assert isinstance(result, dict)
     return result
-
-
-def roots(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:
-    return list(call(d, "thread/show", {"threadId": thread_id})["roots"])
 
 
 def settled(d: DaemonProcess, thread_id: str) -> bool:

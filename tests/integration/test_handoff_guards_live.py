@@ -14,18 +14,17 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from daemons import StartAlpd, roots
 from handoff_threads import (
     blocker,
     call,
     handoff,
-    handoff_daemon,
-    roots,
+    handoff_config,
     settled,
     show,
     thread,
@@ -40,14 +39,8 @@ from protocol import errors
 
 
 @pytest.fixture
-def d(tmp_path: Path) -> Iterator[DaemonProcess]:
-    with handoff_daemon(tmp_path) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(d: DaemonProcess, tmp_path: Path) -> Path:
-    return tmp_path / "work"
+def d(start_alpd: StartAlpd, work: Path) -> DaemonProcess:
+    return start_alpd(handoff_config(work))
 
 
 def send_all(d: DaemonProcess, count: int, target: str, source: str) -> list[str]:
@@ -119,32 +112,31 @@ def stored(d: DaemonProcess, sql: str, *args: object) -> list[tuple[Any, ...]]:
         return list(db.execute(sql, args))
 
 
-def test_reservations_abandoned_by_a_dead_daemon_expire(tmp_path: Path) -> None:
+def test_reservations_abandoned_by_a_dead_daemon_expire(start_alpd: StartAlpd, work: Path) -> None:
     """A kill -9 between reserve and commit leaves reservations of a dead holder: they count
     for `reservationSeconds`, then free their slots (marked failed, never delivered)."""
-    with handoff_daemon(tmp_path, reservation=3) as d:
-        work = tmp_path / "work"
-        research = thread(d, work, "research")
-        build = thread(d, work, "build")
-        d.kill9()
-        now = time.time()
-        with sqlite3.connect(d.home / "alp.db") as db:
-            db.executemany(
-                "INSERT INTO handoffs (id, owner_uid, source_thread_id, target_thread_id, "
-                "summary, artifacts, directive, chain_id, hop, slot, reserved_at, holder, "
-                "status, created_at) VALUES (?, ?, ?, ?, 'lost', '[]', 0, ?, 1, 'reserved', ?, "
-                "'alpd_dead', 'sending', '2026-01-01T00:00:00.000Z')",
-                [(f"handoff_lost{i}", os.getuid(), research, build, f"chain_{i}", now)
-                 for i in range(6)],
-            )  # fmt: skip
-        d.start()
-        with pytest.raises(RpcError) as limited:
-            handoff(d, build, "too soon", **{"from": research})
-        assert 0 < limited.value.data["retryAfterSeconds"] <= 3
-        wait_for(lambda: time.time() > now + 3, what="the reservations to expire")
-        assert handoff(d, build, "now", **{"from": research})["handoff"]["status"] == "sent"
-        lost = stored(d, "SELECT slot, status FROM handoffs WHERE summary = 'lost'")
-        assert lost == [("released", "failed")] * 6
+    d = start_alpd(handoff_config(work, reservation=3))
+    research = thread(d, work, "research")
+    build = thread(d, work, "build")
+    d.kill9()
+    now = time.time()
+    with sqlite3.connect(d.home / "alp.db") as db:
+        db.executemany(
+            "INSERT INTO handoffs (id, owner_uid, source_thread_id, target_thread_id, "
+            "summary, artifacts, directive, chain_id, hop, slot, reserved_at, holder, "
+            "status, created_at) VALUES (?, ?, ?, ?, 'lost', '[]', 0, ?, 1, 'reserved', ?, "
+            "'alpd_dead', 'sending', '2026-01-01T00:00:00.000Z')",
+            [(f"handoff_lost{i}", os.getuid(), research, build, f"chain_{i}", now)
+             for i in range(6)],
+        )  # fmt: skip
+    d.start()
+    with pytest.raises(RpcError) as limited:
+        handoff(d, build, "too soon", **{"from": research})
+    assert 0 < limited.value.data["retryAfterSeconds"] <= 3
+    wait_for(lambda: time.time() > now + 3, what="the reservations to expire")
+    assert handoff(d, build, "now", **{"from": research})["handoff"]["status"] == "sent"
+    lost = stored(d, "SELECT slot, status FROM handoffs WHERE summary = 'lost'")
+    assert lost == [("released", "failed")] * 6
 
 
 def test_a_running_root_that_asks_takes_the_handoff_mid_run(d: DaemonProcess, work: Path) -> None:

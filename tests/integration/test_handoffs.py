@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from daemons import StartAlpd, roots
 from handoff_threads import (
     blocker,
     call,
     handoff,
-    handoff_daemon,
+    handoff_config,
     prompt_of,
-    roots,
     settled,
     show,
     thread,
@@ -29,14 +28,8 @@ from alpd.testing.daemon import DaemonProcess
 
 
 @pytest.fixture
-def d(tmp_path: Path) -> Iterator[DaemonProcess]:
-    with handoff_daemon(tmp_path) as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def work(d: DaemonProcess, tmp_path: Path) -> Path:
-    return tmp_path / "work"
+def d(start_alpd: StartAlpd, work: Path) -> DaemonProcess:
+    return start_alpd(handoff_config(work))
 
 
 def test_a_handoff_wakes_an_idle_thread_whose_run_reads_it_under_its_envelope(
