@@ -10,12 +10,12 @@ system prompt, after the pinned context.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
 from fixtures_alp import WorldFactory
 from model_server import TextReply
+from polling import wait_for
 
 from alpd.domain.recap import INSTRUCTIONS
 
@@ -32,16 +32,6 @@ CONFIG = """
 minRoots = 3
 minIntervalSeconds = 0
 """
-
-
-def wait_for(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}")
 
 
 def test_three_claude_roots_get_a_haiku_recap_that_the_fourth_root_receives(

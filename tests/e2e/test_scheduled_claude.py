@@ -9,26 +9,16 @@ reported is its cost in `alp activity` and, summed over the schedule's runs, in 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 from fixtures_alp import AlpWorld
 from model_server import TextReply, Usage
+from polling import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 REPLY = "nightly check: all 3 builds are green"
-
-
-def wait_for(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}")
 
 
 def test_a_scheduled_claude_root_runs_headless_reports_and_costs(alp_world: AlpWorld) -> None:
