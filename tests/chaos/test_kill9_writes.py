@@ -1,12 +1,20 @@
 """kill -9 of alpd in the middle of a stream of writes loses no acknowledged write.
 
 Each cycle: several clients create threads as fast as the daemon acknowledges them and
-record every acknowledged id; once about 1,000 writes have been acknowledged (more are in
+record every acknowledged id; once 300 to 450 writes have been acknowledged (more are in
 flight at that moment) the daemon gets SIGKILL at an arbitrary point of its write path.
 Then, with the daemon down, `PRAGMA integrity_check` must say ok and every acknowledged id
 must be in the database; after a restart the daemon must serve them too.
 
-Cycles: `ALP_CHAOS_CYCLES` (default 20; `make chaos` runs 200).
+The work is counted, not timed: a fixed number of cycles, each a fixed range of writes.
+That range is what makes every cycle cover the three write paths a crash can hit: commits
+appended to the WAL (with writes in flight at the kill), the WAL checkpoint into the main
+file (SQLite's default runs one every 1,000 WAL pages; a thread/create commits about 7),
+and recovery of the killed daemon's WAL on restart. A cycle whose kill came before any
+checkpoint fails, since it would have covered only the first path; the spread of 150 writes
+(more than one checkpoint's worth) moves the kill around the checkpoint.
+
+Cycles: `ALP_CHAOS_CYCLES` (default 12; `make chaos` runs 200).
 """
 
 from __future__ import annotations
@@ -25,9 +33,10 @@ from alpd.testing.daemon import DaemonProcess, running_daemon
 
 pytestmark = pytest.mark.chaos
 
-CYCLES = int(os.environ.get("ALP_CHAOS_CYCLES", "20"))
+CYCLES = int(os.environ.get("ALP_CHAOS_CYCLES", "12"))
 WRITERS = 6
-ACKS_BEFORE_KILL = 1000
+ACKS_BEFORE_KILL = 300
+ACKS_SPREAD = 150
 
 
 class Writers:
@@ -103,9 +112,10 @@ def test_kill9_during_writes_loses_no_acknowledged_write(tmp_path: Path) -> None
     all_acknowledged: list[str] = []
     with running_daemon(tmp_path) as daemon:
         for cycle in range(CYCLES):
+            checkpointed_size = (daemon.home / "alp.db").stat().st_size
             writers = Writers(daemon, cycle)
             writers.start()
-            target = ACKS_BEFORE_KILL + rng.randrange(0, 200)
+            target = ACKS_BEFORE_KILL + rng.randrange(0, ACKS_SPREAD)
             deadline = time.monotonic() + 60
             while writers.count() < target:
                 assert time.monotonic() < deadline, "the daemon stopped acknowledging writes"
@@ -116,6 +126,10 @@ def test_kill9_during_writes_loses_no_acknowledged_write(tmp_path: Path) -> None
             writers.join()
             assert not writers.failures, writers.failures
             acknowledged = list(writers.acknowledged)
+            # only a checkpoint writes to the main file, and this cycle's rows make it grow
+            assert (daemon.home / "alp.db").stat().st_size > checkpointed_size, (
+                f"cycle {cycle}: no checkpoint ran before the kill"
+            )
             all_acknowledged += acknowledged
             present = stored_ids(daemon.home / "alp.db", acknowledged)
             missing = set(acknowledged) - present
