@@ -16,6 +16,8 @@ _PATHS = {
     "inject": "taken mid-run",
     "inbox": "held in its inbox",
 }
+#: the path of a handoff that has not arrived yet, where it differs from the arrived one
+_WAITING = {"inject": "waiting for its running root to take it mid-run"}
 
 
 def _title(h: dict[str, Any], side: str) -> str:
@@ -25,7 +27,8 @@ def _title(h: dict[str, Any], side: str) -> str:
 def handoff_line(h: dict[str, Any], direction: str = "out") -> str:
     """`<time>  to|from <thread>  <status>, <how>  (hop n)  <first line of the summary>`."""
     other = f"to {_title(h, 'target')}" if direction == "out" else f"from {_title(h, 'source')}"
-    how = _PATHS.get(h.get("path") or "", "")
+    path = h.get("path") or ""
+    how = _PATHS.get(path, "") if h.get("deliveredAt") else _WAITING.get(path, _PATHS.get(path, ""))
     state = (
         h["status"] if h["status"] != "sent" else "delivered" if h.get("deliveredAt") else "sent"
     )
@@ -50,10 +53,22 @@ def sent(result: dict[str, Any]) -> str:
         return f"{h['id']}: woke {target}; {result['execution']['id']} (push) reads it"
     if h["status"] == "failed":
         return f"{h['id']}: not delivered: {h.get('error') or 'failed'}"
-    return (
-        f"{h['id']}: on its way to {target}, which is busy: its running root takes it mid-run "
-        "if its runtime can, else its next round reads it"
-    )
+    return f"{h['id']}: {_busy(h)}"
+
+
+def _busy(h: dict[str, Any]) -> str:
+    """Where a handoff to a busy thread went: `path` is the route the daemon chose."""
+    target = _title(h, "target")
+    if h.get("deliveredAt"):
+        how = _PATHS.get(h.get("path") or "")
+        into = f"delivered into {h['deliveredExecutionId']} of {target}"
+        return f"{into} ({how})" if how else into
+    if h.get("path") == "inject":
+        return (
+            f"{target} is busy; its running root takes it mid-run, at its next tool call or "
+            "prompt (its next round, if that run ends first)"
+        )
+    return f"queued for {target}'s next round ({target} is busy)"
 
 
 def inbox(result: dict[str, Any]) -> str:
@@ -77,7 +92,7 @@ def confirmed(result: dict[str, Any]) -> str:
     h = result["item"]
     if result.get("execution"):
         return f"{h['id']}: confirmed; woke {_title(h, 'target')} ({result['execution']['id']})"
-    return f"{h['id']}: confirmed; queued for {_title(h, 'target')}'s next round"
+    return f"{h['id']}: confirmed; {_busy(h)}"
 
 
 def thread_handoffs(result: dict[str, Any]) -> list[str]:

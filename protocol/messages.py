@@ -478,7 +478,8 @@ class Handoff(Wire):
     #: the run that sent it (None: a person, from a shell, with `--from`)
     source_execution_id: str | None = None
     artifacts: list[Artifact] = msgspec.field(default_factory=list)
-    #: how it reached the target, when, and the execution that received it
+    #: how it reached the target, when, and the execution that received it; while it waits
+    #: (no `deliveredAt`), the path it is on (`inject`: for the running root to take mid-run)
     path: HandoffPath | None = None
     delivered_at: str | None = None
     delivered_execution_id: str | None = None

@@ -3,8 +3,11 @@
 How a handoff reached its thread is read from the delivery that carried it, the single
 record of it: `inject` when the running root took it mid-run, otherwise the path it left by
 (`wake`: a root opened for it; `queue`: a round after the running root), with the time and
-the execution that received it. Shared by `thread/show` (handoffs in and out), the inbox
-and the `handoff/delivered` / `inbox/changed` notifications.
+the execution that received it. While it waits, the path is the one it is on: `inject` when
+the delivery is routed to the running root's hook (which takes it mid-run, or hands it to
+the next round if the run ends first), so the sender is told what happened, not `queue`.
+Shared by `handoff/send`, `thread/show` (handoffs in and out), the inbox and the
+`handoff/delivered` / `inbox/changed` notifications.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from protocol import messages as m
 
 SELECT_HANDOFFS: Final = (
     "SELECT h.*, s.title AS source_title, t.title AS target_title, "
-    "d.status AS delivery_status, d.execution_id AS delivered_execution_id, d.delivered_at "
+    "d.status AS delivery_status, d.route AS delivery_route, "
+    "d.execution_id AS delivered_execution_id, d.delivered_at "
     "FROM handoffs h JOIN threads s ON s.id = h.source_thread_id "
     "JOIN threads t ON t.id = h.target_thread_id "
     "LEFT JOIN deliveries d ON d.id = h.delivery_id"
@@ -31,9 +35,15 @@ SELECT_HANDOFFS: Final = (
 _artifacts = msgspec.json.Decoder(list[m.Artifact])
 
 
+def _path(row: sqlite3.Row) -> m.HandoffPath | None:
+    recorded: m.HandoffPath | None = row["path"]
+    injected = row["delivery_status"] == "injected"
+    routed = row["delivery_status"] == "queued" and row["delivery_route"] == "inject"
+    return "inject" if injected or routed else recorded
+
+
 def handoff_from_row(row: sqlite3.Row) -> m.Handoff:
     arrived = row["delivery_status"] in ("delivered", "injected")
-    path: m.HandoffPath | None = "inject" if row["delivery_status"] == "injected" else row["path"]
     return m.Handoff(
         id=row["id"],
         source_thread_id=row["source_thread_id"],
@@ -48,7 +58,7 @@ def handoff_from_row(row: sqlite3.Row) -> m.Handoff:
         target_title=row["target_title"],
         source_execution_id=row["source_execution_id"],
         artifacts=_artifacts.decode(row["artifacts"]),
-        path=path,
+        path=_path(row),
         delivered_at=row["delivered_at"] if arrived else None,
         delivered_execution_id=row["delivered_execution_id"] if arrived else None,
         decided_at=row["decided_at"],

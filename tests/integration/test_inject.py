@@ -276,3 +276,51 @@ def test_a_delivery_too_large_to_inject_whole_waits_for_the_round(
     assert run_file(d, round_, "prompt.txt").read_text().endswith("\n" + large)
     rows = deliveries(d, thread_id)
     assert [(r["route"], r["how"]) for r in rows] == [("queue", "queue"), ("inject", "inject")]
+
+
+def send_handoff(d: DaemonProcess, work: Path, thread_id: str, summary: str) -> str:
+    """`alp handoff` from a shell (`--from` a thread of its own): what it printed."""
+    d.call("thread/create", {"title": "research", "cwd": str(work)})
+    done = d.cli("handoff", thread_id, "--from", "research", "--", summary, cwd=str(work))
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def handoffs_in(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:
+    shown = d.call("thread/show", {"threadId": thread_id})
+    assert isinstance(shown, dict)
+    return list(shown["handoffsIn"])
+
+
+def test_alp_handoff_says_a_running_claude_root_takes_it_mid_run(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread_id, root = start_root(d, work, "HOOK 1")
+    printed = send_handoff(d, work, thread_id, "new numbers")
+    assert "live is busy; its running root takes it mid-run" in printed, printed
+    assert "queued" not in printed
+    [waiting] = handoffs_in(d, thread_id)
+    assert (waiting["path"], waiting.get("deliveredAt")) == ("inject", None)
+    shown = d.cli("thread", "show", thread_id).stdout
+    assert "sent, waiting for its running root to take it mid-run" in shown, shown
+
+    (work / "go").touch()
+    wait_for(lambda: all_settled(d, thread_id), what="the run to settle")
+    (output,) = json.loads(run_file(d, root, "hook-outputs.json").read_text())
+    assert "new numbers" in json.loads(output)["hookSpecificOutput"]["additionalContext"]
+    [arrived] = handoffs_in(d, thread_id)
+    assert (arrived["path"], arrived["deliveredExecutionId"]) == ("inject", root)
+    assert f"delivered, taken mid-run → {root}" in d.cli("thread", "show", thread_id).stdout
+
+
+def test_a_handoff_routed_to_a_run_that_never_asks_shows_the_round_that_took_it(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread_id, root = start_root(d, work, "NOTHING")
+    assert "its running root takes it mid-run" in send_handoff(d, work, thread_id, "late news")
+    (work / "go").touch()
+    wait_for(lambda: len(roots(d, thread_id)) == 2, what="the round after the run")
+    first, round_ = (r["id"] for r in roots(d, thread_id))
+    assert first == root
+    [arrived] = handoffs_in(d, thread_id)
+    assert (arrived["path"], arrived["deliveredExecutionId"]) == ("queue", round_)
