@@ -6,6 +6,10 @@ it would start (agent, runtime, program), so nothing is stored that could never 
 Every change is immediate: it is one transaction, it wakes the scheduler (which re-reads the
 next due fire), and it is announced as `schedule/changed`.
 
+A schedule also stops when its thread is closed (in the close's transaction) or when a fire
+finds it can never run (the scheduler); each stop is announced as `schedule/changed` with
+change `stopped`, like any other change.
+
 Pause withdraws a fire waiting for its busy thread; resume plans from the moment of resuming
 (fires that fell while paused were not missed: nobody wanted them). Delete removes the
 schedule; its runs stay in their thread, and their origin still names it.
@@ -14,7 +18,7 @@ schedule; its runs stay in their thread, and their origin still names it.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 import aiosqlite
@@ -131,6 +135,7 @@ class ScheduleService:
         self.ex = ex
         self.d = ex.d
         self.wake = wake
+        ex.threads.on_schedules_stopped.append(self.stopped_by_close)
 
     # reading
 
@@ -299,6 +304,14 @@ class ScheduleService:
         self.publish(schedule, change)
         self.wake()
         return schedule
+
+    async def stopped_by_close(self, caller: Caller, schedule_ids: Sequence[str]) -> None:
+        """Announce the schedules a thread's close stopped (already committed)."""
+        for schedule_id in schedule_ids:
+            try:
+                await self._changed(caller, schedule_id, "stopped")
+            except ScheduleNotFound:
+                continue  # deleted since: its delete was announced
 
     def publish(self, schedule: m.Schedule, change: str) -> None:
         frame = jsonrpc.encode_notification(

@@ -2,6 +2,9 @@
 
 Every write to a thread bumps its revision by exactly one inside the write's own
 transaction (`bump_revision`), optionally guarded by the caller's `ifRevision`.
+
+A close stops the thread's schedules in its own transaction; whoever announces schedules
+registers in `on_schedules_stopped` and is told which ones, once the close is committed.
 """
 
 from __future__ import annotations
@@ -165,9 +168,14 @@ async def bump_revision(
     return revision
 
 
+#: told which schedules a close stopped: (the caller who closed the thread, their ids)
+SchedulesStopped = Callable[[Caller, list[str]], Awaitable[None]]
+
+
 class ThreadService:
     def __init__(self, daemon: Daemon) -> None:
         self.d = daemon
+        self.on_schedules_stopped: list[SchedulesStopped] = []
 
     def publish(self, thread: Thread, change: str) -> None:
         frame = jsonrpc.encode_notification(
@@ -251,15 +259,22 @@ class ThreadService:
                     f"thread {ref.thread_id} is already {row['status']}", threadId=ref.thread_id
                 )
 
+        stopped: list[str] = []
+
         async def stop_schedules(conn: aiosqlite.Connection, at: str) -> None:
-            await conn.execute(
+            async with conn.execute(
                 "UPDATE schedules SET status = 'stopped', stop_reason = ?, next_fire_at = NULL, "
                 "firing_at = NULL, updated_at = ? "
-                "WHERE thread_id = ? AND status IN ('active', 'paused')",
+                "WHERE thread_id = ? AND status IN ('active', 'paused') RETURNING id",
                 (f"thread {ref.thread_id} was closed", at, ref.thread_id),
-            )
+            ) as cur:
+                stopped[:] = [row["id"] for row in await cur.fetchall()]
 
-        return await self._move(caller, ref, "closed", check, also=stop_schedules)
+        thread = await self._move(caller, ref, "closed", check, also=stop_schedules)
+        if stopped:
+            for listener in self.on_schedules_stopped:
+                await listener(caller, stopped)
+        return thread
 
     async def archive(self, caller: Caller, ref: ThreadRef) -> Thread:
         """Archive a closed thread (THREAD_NOT_CLOSED otherwise)."""

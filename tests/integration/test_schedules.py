@@ -307,3 +307,22 @@ def test_cost_per_schedule_is_the_sum_over_its_runs(d: DaemonProcess, work: Path
     assert shown["runs"] == len(ids)
     assert shown["costUsd"] == pytest.approx(0.25 * len(ids))
     assert shown["lastResult"] == "completed" and shown["lastExecutionId"] == ids[-1]
+
+
+def test_closing_a_thread_announces_each_schedule_it_stopped(d: DaemonProcess, work: Path) -> None:
+    thread_id = thread(d, work)
+    hourly = schedule(d, thread_id, every="1h")
+    paused = schedule(d, thread_id, cron="0 3 * * *")
+    d.call("schedule/pause", {"scheduleId": paused["id"]})
+    other = thread(d, work, "other")
+    with d.client() as events:
+        events.call("events/subscribe", {"events": ["schedule/changed"]})
+        d.call("thread/close", {"threadId": thread_id})
+        marker = schedule(d, other, every="1h")  # announced after whatever the close announced
+        announced = list(itertools.takewhile(
+            lambda n: n["params"]["schedule"]["id"] != marker["id"], events.notifications()
+        ))  # fmt: skip
+    assert {n["params"]["change"] for n in announced} == {"stopped"}
+    by_id = {n["params"]["schedule"]["id"]: n["params"]["schedule"] for n in announced}
+    assert by_id == {s["id"]: show(d, s["id"]) for s in (hourly, paused)}
+    assert {s["status"] for s in by_id.values()} == {"stopped"}
