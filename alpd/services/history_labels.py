@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from alpd.services.search import check_entry_digests
+from alpd.services.search import STORED_COLUMNS_SQL, check_entry_digests
 from alpd.store.db import Store
-from alpd.store.history import DIGESTED_COLUMNS
 from alpd.store.steps import labels_sql
 
 __all__ = ["MAX_RECAP_ENTRIES", "RecapEntry", "recap_entries"]
@@ -51,7 +50,7 @@ SELECT * FROM (
     SELECT h.id AS entry_id, h.execution_id, e.root_id, r.sequence, h.role, h.kind, h.text,
         h.tool_name, h.tool_input, h.output_tail, h.ts, h.digest,
         (SELECT since FROM history_digests) AS digests_since,
-        {", ".join(f"h.{column} AS stored_{column}" for column in DIGESTED_COLUMNS)},
+        {STORED_COLUMNS_SQL},
         {labels_sql("e.root_id")}
     FROM executions e
     JOIN executions r ON r.id = e.root_id

@@ -23,23 +23,40 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, Literal
 
 from alpd.errors import HistoryEntryTampered, InvalidArgument, PermissionDenied, ThreadNotFound
 from alpd.services.context import Caller
 from alpd.store.db import Store
 from alpd.store.history import DIGESTED_COLUMNS, entry_content, entry_digest, fold_text, has_cjk
-from alpd.store.steps import labels_from_row, labels_sql
+from alpd.store.steps import labels_from, labels_sql
 from protocol import messages as m
 
-__all__ = ["MAX_LIMIT", "MAX_TERMS", "SearchQuery", "parse_query", "search", "search_sql"]
+__all__ = [
+    "MAX_LIMIT",
+    "MAX_TERMS",
+    "STORED_COLUMNS_SQL",
+    "SearchQuery",
+    "check_entry_digests",
+    "parse_query",
+    "search",
+    "search_sql",
+]
 
 MAX_LIMIT: Final = 200
 MAX_TERMS: Final = 32
 MAX_QUERY_CHARS: Final = 1000
 SNIPPET_TOKENS: Final = 16
 LIKE_CONTEXT_CHARS: Final = 60
+
+_STORED: Final = tuple(f"stored_{column}" for column in DIGESTED_COLUMNS)
+#: an entry `h`'s digested columns, side by side and in order, for `check_entry_digests`
+STORED_COLUMNS_SQL: Final = ", ".join(
+    f"h.{column} AS {name}" for column, name in zip(DIGESTED_COLUMNS, _STORED, strict=True)
+)
 
 _TERM: Final = re.compile(r'"([^"]*)"?|(\S+)')
 _WORD_CHAR: Final = re.compile(r"\w")
@@ -132,7 +149,7 @@ _HIT_COLUMNS: Final = f"""
     e.sequence, e.runtime, e.thread_id AS entry_thread, e.native_session_id,
     coalesce(e.thread_id, d.thread_id) AS thread_id, t.title,
     h.id AS entry_id, h.digest, (SELECT since FROM history_digests) AS digests_since,
-    {", ".join(f"h.{column} AS stored_{column}" for column in DIGESTED_COLUMNS)},
+    {STORED_COLUMNS_SQL},
     {labels_sql("e.root_id")}
 """
 
@@ -198,44 +215,58 @@ def like_snippet(body: str, terms: tuple[str, ...], start: str, end: str) -> str
     return ("…" if left else "") + marked + ("…" if right < len(body) else "")
 
 
-def _hit(row: sqlite3.Row, snippet: str) -> m.SearchHit:
-    is_entry = row["doc"] > 0
+def _hit(row: sqlite3.Row, at: dict[str, int], snippet: str) -> m.SearchHit:
+    """A hit from a row of the search query; `at` holds its columns' positions (a name look-up
+    in a `sqlite3.Row` is a case-insensitive scan of all ~40 columns)."""
+    is_entry = row[at["doc"]] > 0
     return m.SearchHit(
         source="entry" if is_entry else "thread",
         snippet=snippet,
-        score=float(row["score"]),
-        thread_id=row["thread_id"],
-        thread_title=row["title"],
-        execution_id=row["execution_id"],
-        sequence=row["sequence"],
-        runtime=row["runtime"],
-        role=row["role"],
-        kind=row["kind"],
-        at=row["at"],
-        native_session_id=row["native_session_id"],
-        legacy=is_entry and row["entry_thread"] is None,
-        labels=labels_from_row(row),
+        score=float(row[at["score"]]),
+        thread_id=row[at["thread_id"]],
+        thread_title=row[at["title"]],
+        execution_id=row[at["execution_id"]],
+        sequence=row[at["sequence"]],
+        runtime=row[at["runtime"]],
+        role=row[at["role"]],
+        kind=row[at["kind"]],
+        at=row[at["at"]],
+        native_session_id=row[at["native_session_id"]],
+        legacy=is_entry and row[at["entry_thread"]] is None,
+        labels=labels_from(row[at["before_clear"]], row[at["undone"]]),
     )
 
 
-def check_entry_digests(rows: list[sqlite3.Row]) -> None:
+def check_entry_digests(rows: Sequence[sqlite3.Row]) -> None:
     """Every entry a hit shows is re-hashed before it is shown: HISTORY_ENTRY_TAMPERED when
     its stored content no longer matches its digest, or when an entry written since entries
-    have digests (`history_digests.since`) has none."""
+    have digests (`history_digests.since`) has none. The rows hold `entry_id`, `execution_id`,
+    `digest`, `digests_since` and `STORED_COLUMNS_SQL`; the columns are found by position once
+    for all rows, and the stored ones read as one slice."""
+    if not rows:
+        return
+    names = rows[0].keys()
+    first = names.index(_STORED[0])
+    stored = slice(first, first + len(_STORED))
+    if tuple(names[stored]) != _STORED:
+        raise ValueError("select the digested columns with STORED_COLUMNS_SQL, side by side")
+    entry_at, execution_at, digest_at, since_at = (
+        names.index(name) for name in ("entry_id", "execution_id", "digest", "digests_since")
+    )
     for row in rows:
-        if row["entry_id"] is None:
+        entry_id = row[entry_at]
+        if entry_id is None:
             continue
-        digest = row["digest"]
-        if digest is None and row["entry_id"] < (row["digests_since"] or 0):
+        digest = row[digest_at]
+        if digest is None and entry_id < (row[since_at] or 0):
             continue  # copied before entries had digests: nothing to check it against
-        stored = [row[f"stored_{column}"] for column in DIGESTED_COLUMNS]
-        if digest != entry_digest(entry_content(stored)):
+        if digest != entry_digest(entry_content(row[stored])):
             raise HistoryEntryTampered(
-                f"history entry {row['entry_id']} of execution {row['execution_id']} no "
-                "longer matches its digest: the state database was edited outside alpd, "
-                "so search will not show what it holds",
-                entryId=row["entry_id"],
-                executionId=row["execution_id"],
+                f"history entry {entry_id} of execution {row[execution_at]} no longer matches "
+                "its digest: the state database was edited outside alpd, so search will not "
+                "show what it holds",
+                entryId=entry_id,
+                executionId=row[execution_at],
             )
 
 
@@ -266,11 +297,20 @@ async def search(
     """Hits for `params.query` across the caller's threads and legacy imports, best first."""
     if not 1 <= params.limit <= MAX_LIMIT:
         raise InvalidArgument(f"limit must be 1..{MAX_LIMIT}", limit=params.limit)
+    query = parse_query(params.query)
+    return await store.read(partial(_search_on, caller, params, query))
+
+
+def _search_on(
+    caller: Caller, params: m.HistorySearchParams, query: SearchQuery, conn: sqlite3.Connection
+) -> m.HistorySearchResult:
+    """The whole search on the reader connection, in one hop to its thread: the thread
+    filter's checks, the ranked page, the digest check of its entries and the hits."""
     if params.thread_id is not None:
         # A filter on a thread that does not exist is an error, not "no matches".
-        thread = await store.fetchone(
+        thread = conn.execute(
             "SELECT owner_uid FROM threads WHERE id = ?", (params.thread_id,)
-        )
+        ).fetchone()
         if thread is None:
             raise ThreadNotFound(
                 f"no thread {params.thread_id!r}; `alp thread list --all` shows yours",
@@ -280,15 +320,17 @@ async def search(
             raise PermissionDenied(
                 f"thread {params.thread_id} belongs to another user", threadId=params.thread_id
             )
-    query = parse_query(params.query)
     if query.index == "none":
         return m.HistorySearchResult(hits=[], index="none")
     sql, values = search_sql(caller, params, query)
-    rows = await store.fetchall(sql, values)
+    rows = conn.execute(sql, values).fetchall()
     check_entry_digests(rows)
+    at = {name: i for i, name in enumerate(rows[0].keys())} if rows else {}
     if query.index == "like":
         start, end = params.highlight_start, params.highlight_end
-        hits = [_hit(row, like_snippet(row["body"], query.terms, start, end)) for row in rows]
+        hits = [
+            _hit(row, at, like_snippet(row[at["body"]], query.terms, start, end)) for row in rows
+        ]
     else:
-        hits = [_hit(row, row["snippet"] or "") for row in rows]
+        hits = [_hit(row, at, row[at["snippet"]] or "") for row in rows]
     return m.HistorySearchResult(hits=hits, index=query.index, expression=query.expression)

@@ -158,16 +158,21 @@ class Store:
         return next(iter(rows), None)
 
     async def fetch_many(self, queries: Sequence[tuple[str, Iterable[Any]]]) -> list[list[Row]]:
-        """Several reads in one hop to the reader thread. Each hop costs a thread handoff
-        (two context switches; milliseconds on a loaded machine), so a view made of several
-        queries (`daemon/ps`) asks for them together. aiosqlite has no public call for it:
-        `_execute` is the one its own `execute_fetchall` uses."""
+        """Several reads in one hop to the reader thread (`daemon/ps` asks for its views
+        together)."""
+        return await self.read(
+            lambda conn: [conn.execute(sql, tuple(params)).fetchall() for sql, params in queries]
+        )
 
-        def run() -> list[list[Row]]:
-            connection = self._reader._conn
-            return [connection.execute(sql, tuple(params)).fetchall() for sql, params in queries]
-
-        result: list[list[Row]] = await self._reader._execute(run)  # type: ignore[no-untyped-call]
+    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(connection)` run on the reader connection, in its thread: one hop however
+        many statements it runs and whatever Python it does with their rows. Each hop costs
+        a thread handoff (two context switches; milliseconds on a loaded machine), so a view
+        made of several queries, or a query and the checks of its rows, is one unit of work.
+        The connection is query_only; `work` must not keep it or its cursors. aiosqlite has
+        no public call for this: `_execute` is the one its own `execute_fetchall` uses."""
+        reader = self._reader
+        result: T = await reader._execute(work, reader._conn)  # type: ignore[no-untyped-call]
         return result
 
     async def writer_alive(self) -> bool:

@@ -16,7 +16,7 @@ from alpd.domain.steering import HistoryLabel, Step, StepKind
 __all__ = [
     "StepRecord",
     "insert_step",
-    "labels_from_row",
+    "labels_from",
     "labels_sql",
     "load_steps",
     "step_record",
@@ -86,11 +86,12 @@ def labels_sql(root_id: str) -> str:
     )
 
 
-def labels_from_row(row: sqlite3.Row) -> list[HistoryLabel]:
-    """The labels of a row selected with `labels_sql`, in `HISTORY_LABELS` order."""
+def labels_from(before_clear: object, undone: object) -> list[HistoryLabel]:
+    """The labels of a row selected with `labels_sql`, from its two columns, in
+    `HISTORY_LABELS` order."""
     labels: list[HistoryLabel] = []
-    if row["before_clear"]:
+    if before_clear:
         labels.append("before-clear")
-    if row["undone"]:
+    if undone:
         labels.append("undone")
     return labels
