@@ -39,6 +39,10 @@ class DaemonProcess:
         self.process = subprocess.Popen(
             [
                 self.python,
+                # -P: `-m` would put the current directory first on sys.path, so run from a
+                # checkout, another environment's interpreter would import the checkout's alpd
+                # rather than its own (the benchmarks' installed alp).
+                "-P",
                 "-m",
                 "alpd",
                 "--home",

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from daemons import StartAlpd
 from transcripts import Claude, Codex, wait_for, write_db
 
+from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
 
@@ -55,8 +57,8 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
         yield daemon
 
 
-def threaded_root(d: DaemonProcess, base: Path) -> None:
-    """A thread titled about quokkas whose root #1 has a transcript mentioning them."""
+def threaded_root(d: DaemonProcess, base: Path) -> str:
+    """A thread titled about quokkas whose root #1 has a transcript mentioning them; its id."""
     thread = d.call("thread/create", {"title": "Quokka habitat survey", "cwd": str(base)})
     assert isinstance(thread, dict)
     started = d.call(
@@ -75,6 +77,7 @@ def threaded_root(d: DaemonProcess, base: Path) -> None:
             (str(transcript), execution_id),
         )
     d.call("thread/sync", {"threadId": thread["id"]})
+    return str(thread["id"])
 
 
 def test_bm25_puts_the_densest_match_first_with_a_highlighted_snippet(d: DaemonProcess) -> None:
@@ -210,3 +213,33 @@ def test_cli_prints_title_root_time_snippet_and_how_to_open(d: DaemonProcess) ->
     assert none.returncode == 0 and "no matches" in none.stdout
     bad = d.cli("search", "zebra", "--since", "yesterday-ish")
     assert bad.returncode == 2
+
+
+def test_a_filter_on_a_missing_thread_is_an_error_whatever_the_query(d: DaemonProcess) -> None:
+    for query in ("zebra", "中文", "中文搜索", "***"):
+        with pytest.raises(RpcError) as info:
+            search(d, query, threadId="thread_nope")
+        assert info.value.name == "THREAD_NOT_FOUND", query
+
+
+@pytest.mark.parametrize("column", ["native_id", "byte_offset", "copy_of"])
+def test_an_entry_edited_in_any_digested_column_is_refused_with_or_without_a_thread_filter(
+    start_alpd: StartAlpd, tmp_path: Path, column: str
+) -> None:
+    d = start_alpd()
+    thread_id = threaded_root(d, tmp_path)
+    hits = wait_for(lambda: [h for h in search(d, "quokka")["hits"] if h["source"] == "entry"])
+    assert search(d, "quokka", threadId=thread_id)["hits"]
+    with write_db(d.home) as conn:
+        (entry_id,) = conn.execute(
+            "SELECT h.id FROM history_entries h WHERE h.execution_id = ?", (hits[0]["executionId"],)
+        ).fetchone()
+        conn.execute("DROP TRIGGER history_entries_immutable")
+        conn.execute("PRAGMA foreign_keys = OFF")
+        value = {"native_id": "'forged'", "byte_offset": "byte_offset + 1"}.get(column, "id")
+        conn.execute(f"UPDATE history_entries SET {column} = {value} WHERE id = ?", (entry_id,))
+    for params in ({}, {"threadId": thread_id}):
+        with pytest.raises(RpcError) as info:
+            search(d, "quokka", **params)
+        assert info.value.name == "HISTORY_ENTRY_TAMPERED", params
+        assert info.value.data["entryId"] == entry_id
