@@ -14,6 +14,8 @@ interpreted, and no input can make a syntax error. Routing (why: `alpd.store.his
 
 Results are ranked and limited in one query, then snippets are made for the page only
 (`snippet()` costs a re-tokenisation per row; for a common word that is thousands of rows).
+The whole search (thread check, query, digest check, hits) is one unit of work on the reader
+connection's thread (`Store.read`): one hop per search, and no SQL on the event loop.
 History is a record to search, never a source of context (docs/contract.md, invariant 7).
 Each hit carries the labels clear and undo gave its root's entries (`before-clear`,
 `undone`: `alpd.services.history_labels`); labelled entries are found like any other.
