@@ -20,7 +20,8 @@ shape, with alp installed from a wheel.
     reads the other then found in the page cache (until 2026-12-01 alpd always went first,
     which inflated its p50 to 2-3.5× of the floor's on a quiet machine). The warm-up is not
     run on the floor's own connection: SQLite's page cache of the connection that just ran a
-    query makes a re-run ~20 % faster, which alpd's reader never enjoys.
+    query makes a re-run ~20 % faster, which alpd's reader never enjoys. 1,000 queries
+    (ALP_BENCH_LATENCY_QUERIES; 200 until 2026-12-01), so that p99 is not two or three samples.
 
 ripgrep comes from apt-get when missing (`apt-get install -y ripgrep`; the bench is not part
 of `make test`), and the bench says so when it cannot install it.
@@ -53,7 +54,7 @@ from protocol import messages as m
 SIZES = [int(x) for x in os.environ.get("ALP_BENCH_SEARCH_MB", "30,100").split(",")]
 RUNS = int(os.environ.get("ALP_BENCH_SEARCH_RUNS", "5"))
 WORDS = int(os.environ.get("ALP_BENCH_SEARCH_WORDS", "6"))
-LATENCY_QUERIES = int(os.environ.get("ALP_BENCH_LATENCY_QUERIES", "200"))
+LATENCY_QUERIES = int(os.environ.get("ALP_BENCH_LATENCY_QUERIES", "1000"))
 
 
 def ripgrep() -> str:
