@@ -14,6 +14,7 @@ hold no text of their own and are skipped: the original is read, with its own ro
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from typing import Final
 
@@ -73,25 +74,29 @@ async def recap_entries(
     last `limit`. Each is re-hashed first (HISTORY_ENTRY_TAMPERED when it was edited).
     `limit` is capped at `MAX_RECAP_ENTRIES`."""
     limit = max(0, min(limit, MAX_RECAP_ENTRIES))
-    order = "DESC" if newest else "ASC"
-    rows = await store.fetchall(
-        f"{_RECAP_SQL} ORDER BY entry_id {order} LIMIT ?3", (thread_id, after_id, limit)
-    )
-    check_entry_digests(rows)
-    entries = [
-        RecapEntry(
-            id=row["entry_id"],
-            execution_id=row["execution_id"],
-            root_id=row["root_id"],
-            sequence=row["sequence"],
-            role=row["role"],
-            kind=row["kind"],
-            text=row["text"],
-            tool_name=row["tool_name"],
-            tool_input=row["tool_input"],
-            output_tail=row["output_tail"],
-            ts=row["ts"],
-        )
-        for row in rows
-    ]
+    sql = f"{_RECAP_SQL} ORDER BY entry_id {'DESC' if newest else 'ASC'} LIMIT ?3"
+
+    def read(conn: sqlite3.Connection) -> list[RecapEntry]:
+        # On the reader's thread with the query: re-hashing up to 10,000 entries must not
+        # hold the event loop.
+        rows = conn.execute(sql, (thread_id, after_id, limit)).fetchall()
+        check_entry_digests(rows)
+        return [
+            RecapEntry(
+                id=row["entry_id"],
+                execution_id=row["execution_id"],
+                root_id=row["root_id"],
+                sequence=row["sequence"],
+                role=row["role"],
+                kind=row["kind"],
+                text=row["text"],
+                tool_name=row["tool_name"],
+                tool_input=row["tool_input"],
+                output_tail=row["output_tail"],
+                ts=row["ts"],
+            )
+            for row in rows
+        ]
+
+    entries = await store.read(read)
     return entries[::-1] if newest else entries

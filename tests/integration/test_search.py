@@ -8,11 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from daemons import StartAlpd
 from transcripts import Claude, Codex, wait_for, write_db
 
 from alpctl.client import RpcError
+from alpd.errors import HistoryEntryTampered
+from alpd.services.history_labels import recap_entries
+from alpd.store.db import Store
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
 
@@ -234,12 +238,30 @@ def test_an_entry_edited_in_any_digested_column_is_refused_with_or_without_a_thr
         (entry_id,) = conn.execute(
             "SELECT h.id FROM history_entries h WHERE h.execution_id = ?", (hits[0]["executionId"],)
         ).fetchone()
+        (trigger,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'history_entries_immutable'"
+        ).fetchone()
         conn.execute("DROP TRIGGER history_entries_immutable")
         conn.execute("PRAGMA foreign_keys = OFF")
         value = {"native_id": "'forged'", "byte_offset": "byte_offset + 1"}.get(column, "id")
         conn.execute(f"UPDATE history_entries SET {column} = {value} WHERE id = ?", (entry_id,))
+        conn.execute(trigger)  # put back, so the schema check of `Store.open` below passes
     for params in ({}, {"threadId": thread_id}):
         with pytest.raises(RpcError) as info:
             search(d, "quokka", **params)
         assert info.value.name == "HISTORY_ENTRY_TAMPERED", params
         assert info.value.data["entryId"] == entry_id
+
+    async def recap_reads() -> None:
+        store = await Store.open(d.home / "alp.db")
+        try:
+            await recap_entries(store, thread_id)
+        finally:
+            await store.close()
+
+    if column == "copy_of":
+        anyio.run(recap_reads)  # a recap reads no copies: the forged one is not read at all
+        return
+    with pytest.raises(HistoryEntryTampered) as refused:
+        anyio.run(recap_reads)
+    assert refused.value.data["entryId"] == entry_id
