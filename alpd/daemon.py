@@ -38,7 +38,8 @@ from alpd.rpc.listener import accept_forever, bind_unix_socket, connection_cap, 
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller, Daemon
 from alpd.services.delivery import DeliveryService
-from alpd.services.executions import Executions, Paths
+from alpd.services.exec_dirs import Paths
+from alpd.services.executions import Executions
 from alpd.services.handoffs import HandoffService
 from alpd.services.history import HistoryService
 from alpd.services.inbox import Inbox

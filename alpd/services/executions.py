@@ -1,90 +1,47 @@
 """Roots of a thread: continue (open root n+1), attach, settle (→ projection), wait, show.
 
 `continue` and `settle` each run as one store unit under the thread's lease: continue reads
-the current snapshot (verified), binds the new root's policy to it and inserts the root;
-settle records the outcome and projects the root's checkpoint into revision n+1 in the same
-transaction, so a crash leaves the thread at revision n or n+1, never between.
+the current snapshot (verified), binds the new root's policy to it and inserts the root
+(`alpd.services.root_reserve`); settle records the outcome and projects the root's
+checkpoint into revision n+1 in the same transaction (`alpd.services.settling`), so a crash
+leaves the thread at revision n or n+1, never between. This module prepares a root (agent,
+runtime, program), starts a headless one under the supervisor, attaches an interactive one,
+and publishes each change as `execution/changed`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import NamedTuple
 
 import aiosqlite
 import anyio
 import msgspec
 import structlog
 
-from alpd.domain.agents import AgentDefinition, AgentsConfig, RuntimeConfig
-from alpd.domain.context import Outcome as DomainOutcome
-from alpd.domain.context import (
-    seed_checkpoint,
-)
+from alpd.domain.agents import AgentDefinition, AgentsConfig
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.outcomes import outcome_of
-from alpd.domain.policy import (
-    Origin,
-    Policy,
-    PolicyRequest,
-    ThreadBinding,
-    build_policy,
-)
-from alpd.domain.projector import project_context
+from alpd.domain.policy import Origin, Policy, PolicyRequest, build_policy
 from alpd.domain.secrets import redact
-from alpd.domain.session_context import render_session_context
-from alpd.errors import (
-    ExecutionPolicyTampered,
-    ExecutionSettled,
-    InvalidArgument,
-    SpawnFailed,
-    ThreadClosed,
-    ThreadContextTampered,
-    ThreadExecutionBindingMismatch,
-)
-from alpd.files import write_private_file
-from alpd.runtimes.base import (
-    SESSION_CONTEXT_FILE,
-    LaunchContext,
-    LaunchSpec,
-    RuntimeAdapter,
-)
+from alpd.errors import ExecutionPolicyTampered, ExecutionSettled, InvalidArgument, SpawnFailed
+from alpd.runtimes.base import LaunchSpec
 from alpd.runtimes.registry import adapter as runtime_adapter
 from alpd.services.context import Caller, Daemon
 from alpd.services.discovery import discover_sessions
+from alpd.services.exec_dirs import Paths
 from alpd.services.leases import Leases
-from alpd.services.pins import hand_pins_to_root
-from alpd.services.recap_context import derived_context, record_derived
 from alpd.services.reconcile import reconcile
+from alpd.services.root_reserve import InUnit, Prepared, reserve_root
 from alpd.services.rows import (
-    check_execution_owner,
     execution_from_row,
-    insert_execution,
     load_execution_row,
     owned_execution,
     verified_policy,
 )
-from alpd.services.snapshots import (
-    insert_compaction,
-    insert_snapshot,
-    load_chain,
-    load_checkpoint,
-    load_snapshot,
-    save_checkpoint,
-)
-from alpd.services.threads import (
-    ThreadService,
-    bump_revision,
-    check_owner,
-    load_thread_row,
-    refuse_if_busy,
-    thread_from_row,
-)
+from alpd.services.settling import settle_execution
+from alpd.services.threads import ThreadService
 from alpd.supervisor.processes import ProcessIdentity, identify
 from alpd.supervisor.supervisor import ExitReport, Supervisor
 from alpd.workspace import workspace_of
@@ -96,37 +53,6 @@ DEFAULT_AGENT = "claude"
 log = structlog.get_logger("alpd.executions")
 
 AfterSettle = Callable[[str], Awaitable[None]]
-#: more writes in the same transaction that reserves a root (given the root's id)
-InUnit = Callable[[aiosqlite.Connection, str], Awaitable[None]]
-
-
-class Prepared(NamedTuple):
-    agent: AgentDefinition
-    runtime: RuntimeAdapter
-    request: PolicyRequest
-    config: RuntimeConfig
-    program: str
-
-
-@dataclass(frozen=True, slots=True)
-class Paths:
-    home: Path
-    socket_path: Path
-
-    def exec_dir(self, execution_id: str) -> Path:
-        return self.home / "executions" / execution_id
-
-    def make_exec_dir(self, execution_id: str) -> Path:
-        """The run's directory, created 0700 under a 0700 `executions/`: it holds what the run
-        printed and its session context. Modes are set exactly (mkdir's is filtered by the
-        umask), and an `executions/` an older alpd left 0755 is tightened."""
-        executions = self.home / "executions"
-        executions.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(executions, 0o700)
-        exec_dir = executions / execution_id
-        exec_dir.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(exec_dir, 0o700)
-        return exec_dir
 
 
 class Executions:
@@ -203,106 +129,21 @@ class Executions:
     ) -> m.ContinueResult:
         """Open root n+1. `addendum` is a derived section appended to its session context
         (what woke a background root); `in_unit` commits with the root or not at all."""
-        agent, runtime, request, config, program = prepared or self.prepare(caller, params)
+        prepared = prepared or self.prepare(caller, params)
         await self.reconcile_thread(caller, params.thread_id)
         execution_id = self.d.clock.new_id(EXECUTION_PREFIX)
-        exec_dir = self.paths.exec_dir(execution_id)
-        at = self.d.clock.now_iso()
-
-        async def unit(
-            conn: aiosqlite.Connection,
-        ) -> tuple[m.ContinueResult, LaunchSpec, Policy]:
-            thread_row = await load_thread_row(conn, params.thread_id)
-            check_owner(thread_row, caller)
-            if thread_row["status"] != "open":
-                raise ThreadClosed(
-                    f"thread {params.thread_id} is {thread_row['status']}; "
-                    "start a new one with `alp`",
-                    threadId=params.thread_id,
-                )
-            # The revision first: of two continues that read the same revision, the loser
-            # learns it is stale (THREAD_REVISION_CONFLICT), not merely that a root runs.
-            await bump_revision(
-                conn,
-                params.thread_id,
-                "continued",
-                at,
-                if_revision=params.if_revision,
-                detail=execution_id,
-            )
-            await refuse_if_busy(conn, params.thread_id)
-            # The whole chain from genesis and every root's binding against it: nothing is
-            # built on a context rewritten anywhere in its history.
-            snapshot, digest = await load_chain(
-                conn, params.thread_id, thread_row["context_revision"]
-            )
-            binding = ThreadBinding(
-                id=params.thread_id, context_revision=snapshot.revision, context_digest=digest
-            )
-            policy = build_policy(agent, request, binding)
-            async with conn.execute(
-                "SELECT coalesce(max(sequence), 0) + 1 FROM executions WHERE thread_id = ?",
-                (params.thread_id,),
-            ) as cur:
-                sequence = int((await cur.fetchone())[0])  # type: ignore[index]
-            self.paths.make_exec_dir(execution_id)
-            context_path = exec_dir / SESSION_CONTEXT_FILE
-            rendered = render_session_context(snapshot, thread_title=thread_row["title"])
-            derived = await derived_context(
-                conn, self.d.store, params.thread_id, agent, self.agents.recap, addendum
-            )
-            write_private_file(context_path, rendered + derived.text)
-            ctx = LaunchContext(
-                execution_id=execution_id,
-                thread_id=params.thread_id,
-                exec_dir=exec_dir,
-                session_context_path=context_path,
-                socket_path=self.paths.socket_path,
-                prompt=params.prompt,
-                config=config,
-                program=program,
-            )
-            spec = runtime.launch_spec(policy, ctx)
-            try:
-                await insert_execution(
-                    conn,
-                    execution_id=execution_id,
-                    owner_uid=caller.uid,
-                    policy=policy,
-                    spec=spec,
-                    exec_dir=str(exec_dir),
-                    launcher_pid=caller.pid,
-                    at=at,
-                    thread_id=params.thread_id,
-                    root_id=execution_id,
-                    sequence=sequence,
-                )
-            except sqlite3.IntegrityError:
-                # `one_unsettled_root` refused a second unsettled root: the database is the
-                # last word on invariant 4, and its refusal has the same name as the check's.
-                await refuse_if_busy(conn, params.thread_id)
-                raise
-            await save_checkpoint(conn, seed_checkpoint(execution_id, snapshot), at)
-            await record_derived(conn, execution_id, derived)
-            if in_unit is not None:
-                await in_unit(conn, execution_id)
-            thread = thread_from_row(
-                await load_thread_row(conn, params.thread_id), busy_root=execution_id
-            )
-            execution = execution_from_row(await load_execution_row(conn, execution_id))
-            launch = (
-                None
-                if params.headless
-                else m.LaunchSpec(argv=spec.argv, env=spec.env, cwd=spec.cwd)
-            )
-            result = m.ContinueResult(
-                thread=thread,
-                execution=execution,
-                session_context_path=str(context_path),
-                launch=launch,
-            )
-            return result, spec, policy
-
+        unit = reserve_root(
+            caller,
+            params,
+            prepared,
+            execution_id=execution_id,
+            at=self.d.clock.now_iso(),
+            paths=self.paths,
+            store=self.d.store,
+            recap=self.agents.recap,
+            addendum=addendum,
+            in_unit=in_unit,
+        )
         async with self.leases.thread(params.thread_id):
             result, spec, policy = await self.d.store.write(unit)
         self._settled[execution_id] = anyio.Event()
@@ -401,47 +242,7 @@ class Executions:
         if output_tail:
             output_tail = redact(output_tail).text
 
-        async def unit(conn: aiosqlite.Connection) -> tuple[m.Execution, m.Thread | None]:
-            row = await load_execution_row(conn, params.execution_id)
-            if caller is not None:
-                check_execution_owner(row, caller)
-            if params.thread_id is not None and (
-                row["thread_id"] != params.thread_id or not row["is_root"]
-            ):
-                raise ThreadExecutionBindingMismatch(
-                    f"execution {params.execution_id} is not a root of thread {params.thread_id}",
-                    threadId=params.thread_id,
-                    executionId=params.execution_id,
-                )
-            if row["status"] == "settled":
-                raise ExecutionSettled(
-                    f"execution {params.execution_id} already settled {row['outcome']}",
-                    outcome=row["outcome"],
-                )
-            await conn.execute(
-                "UPDATE executions SET status = 'settled', outcome = ?, exit_code = ?, "
-                "summary = ?, output_tail = coalesce(?, output_tail), settled_at = ? WHERE id = ?",
-                (
-                    params.outcome,
-                    params.exit_code,
-                    params.summary,
-                    output_tail,
-                    at,
-                    params.execution_id,
-                ),
-            )
-            thread = None
-            if not row["is_root"]:
-                await hand_pins_to_root(conn, params.execution_id, row["root_id"], at)
-            if row["is_root"] and row["thread_id"] is not None:
-                try:
-                    thread = await self._project(conn, row["thread_id"], params, at)
-                except ThreadContextTampered as exc:
-                    # The run did end: record that. Nothing is built on a forged context;
-                    # the thread stays where it is and every read of it says TAMPERED.
-                    log.error("projection_refused", execution=params.execution_id, **exc.data)
-            return execution_from_row(await load_execution_row(conn, params.execution_id)), thread
-
+        unit = settle_execution(caller, params, output_tail, at)
         head = await self.d.store.fetchone(
             "SELECT thread_id, is_root, native_session_id FROM executions WHERE id = ?",
             (params.execution_id,),
@@ -471,33 +272,6 @@ class Executions:
             except Exception:
                 log.exception("after_settle_failed", execution=execution.id)
         return execution
-
-    async def _project(
-        self, conn: aiosqlite.Connection, thread_id: str, params: m.SettleParams, at: str
-    ) -> m.Thread:
-        thread_row = await load_thread_row(conn, thread_id)
-        snapshot, _ = await load_snapshot(conn, thread_id, thread_row["context_revision"])
-        checkpoint = await load_checkpoint(conn, params.execution_id)
-        outcome = DomainOutcome(
-            execution_id=params.execution_id,
-            status=params.outcome,
-            summary=params.summary,
-            exit_code=params.exit_code,
-            at=at,
-        )
-        projection = project_context(snapshot, checkpoint, outcome)
-        await insert_snapshot(conn, projection.snapshot, at)
-        if projection.compaction is not None:
-            await insert_compaction(conn, thread_id, projection.compaction, at)
-        await bump_revision(
-            conn,
-            thread_id,
-            "settled",
-            at,
-            detail=params.execution_id,
-            sets={"context_revision": projection.snapshot.revision},
-        )
-        return thread_from_row(await load_thread_row(conn, thread_id))
 
     async def discover_native_sessions(self, execution_id: str | None = None) -> None:
         """Record where runs that announce their session late keep their transcript."""
@@ -532,4 +306,4 @@ class Executions:
         return await reconcile(self, thread_id)
 
 
-__all__ = ["DEFAULT_AGENT", "Executions", "Paths"]
+__all__ = ["DEFAULT_AGENT", "Executions"]

@@ -18,7 +18,8 @@ import os
 from alpd.domain.policy import Origin, SessionKind, decode_policy
 from alpd.errors import KindNotAllowed, ThreadClosed, ThreadNotFound
 from alpd.services.context import Caller
-from alpd.services.executions import DEFAULT_AGENT, Executions, InUnit, Prepared
+from alpd.services.executions import DEFAULT_AGENT, Executions
+from alpd.services.root_reserve import InUnit, Prepared
 from alpd.services.threads import check_owner
 from protocol import messages as m
 

@@ -26,7 +26,8 @@ from alpd.domain.canonical import sha256_digest
 from alpd.domain.recap_config import RecapSettings
 from alpd.events import EventBus
 from alpd.services.context import Caller, Daemon
-from alpd.services.executions import Executions, Paths
+from alpd.services.exec_dirs import Paths
+from alpd.services.executions import Executions
 from alpd.services.history import HistoryService
 from alpd.services.leases import Leases
 from alpd.services.recap import RecapService
