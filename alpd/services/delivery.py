@@ -16,7 +16,8 @@ The path chosen is recorded on the delivery (`route`), and the one that delivere
 `inject`, `queue` — a round after a running root — or `wake`), with `note` saying why when it
 fell back.
 
-Durable and exactly once: `submit` writes the delivery (`queued`) before anything else, and
+Durable and exactly once: `submit` writes the delivery (`queued`) before anything else (one
+transaction, `alpd.services.delivery_store`: owner, coalescing, the queue bound, the route), and
 a round marks its deliveries `delivered` in the same transaction that reserves its root —
 after a kill -9 a delivery is either still queued (and the next drain takes it) or belongs
 to exactly one root. A root reserved for a round but never started (alpd killed between the
@@ -54,32 +55,27 @@ import structlog
 from alpd.domain.delivery import (
     TEXT_MAX_BYTES,
     Queued,
-    Route,
     Source,
     envelope_line,
-    fits_injection,
     next_round,
     round_prompt,
     wake_section,
 )
-from alpd.domain.policy import Origin, SessionKind
+from alpd.domain.policy import Origin
 from alpd.domain.secrets import redact
 from alpd.errors import (
     AlpError,
     InvalidArgument,
-    PermissionDenied,
-    QueueFull,
     ThreadBusy,
-    ThreadClosed,
 )
 from alpd.services.context import Caller
-from alpd.services.delivery_paths import FALLBACK_NOTE, choose_path, requeue_unstarted
+from alpd.services.delivery_paths import FALLBACK_NOTE, requeue_unstarted
+from alpd.services.delivery_store import QUEUE_MAX, Submission, store_delivery
 from alpd.services.executions import Executions
 from alpd.services.inject import acknowledge, hand_out
 from alpd.services.wake import agent_for_thread, open_background_root, prepare_background_root
 from protocol import messages as m
 
-QUEUE_MAX: Final = 1000
 SWEEP_SECONDS: Final = 30.0
 
 log = structlog.get_logger("alpd.delivery")
@@ -90,34 +86,8 @@ Landing = Literal["delivered", "injected", "failed"]
 #: told where deliveries ended: (their ids, how, the execution that took them)
 Landed = Callable[[list[int], Landing, str | None], Awaitable[None]]
 
-#: writes that commit with a stored delivery: (the connection in the unit, the delivery's id)
-StoredUnit = Callable[[aiosqlite.Connection, int], Awaitable[None]]
-
 #: why a round refuses a delivery made for another uid than the thread's owner
 OTHER_OWNER: Final = "refused: the thread belongs to another user than the one who sent this"
-
-
-@dataclass(frozen=True, slots=True)
-class Submission:
-    """One delivery for a thread. `kind` and `origin` are those of the root that will carry
-    it; `agent` None means the agent of the thread's last root. `target_execution_id` names
-    the run that may take it by injection (None: the thread's running root). Deliveries with
-    the same `coalesce_key` are never queued twice for a thread: the later one joins the
-    waiting one."""
-
-    thread_id: str
-    kind: SessionKind
-    origin: Origin
-    source: Source
-    text: str
-    agent: str | None = None
-    notify: bool = False
-    target_execution_id: str | None = None
-    coalesce_key: str | None = None
-    #: the uid it is sent for (None: the thread's owner); another owner's thread refuses it
-    sender_uid: int | None = None
-    #: more writes committed with the stored delivery (given its id), or not at all
-    in_unit: StoredUnit | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,70 +151,9 @@ class DeliveryService:
                 requested_by=requested_by,
             )
         at = self.d.clock.now_iso()
-
-        async def unit(conn: aiosqlite.Connection) -> tuple[int, Route | None]:
-            async with conn.execute(
-                "SELECT owner_uid FROM threads WHERE id = ?", (sub.thread_id,)
-            ) as cur:
-                owner = await cur.fetchone()
-            if owner is not None and sub.sender_uid not in (None, owner["owner_uid"]):
-                raise PermissionDenied(
-                    f"thread {sub.thread_id} belongs to another user", threadId=sub.thread_id
-                )
-            if sub.coalesce_key is not None:
-                async with conn.execute(
-                    "SELECT id FROM deliveries WHERE thread_id = ? AND coalesce_key = ? "
-                    "AND status = 'queued'",
-                    (sub.thread_id, sub.coalesce_key),
-                ) as cur:
-                    row = await cur.fetchone()
-                if row is not None:
-                    return int(row["id"]), None
-            waiting = await _waiting(conn, sub.thread_id)
-            if waiting >= QUEUE_MAX:
-                raise QueueFull(
-                    f"{waiting} deliveries already wait for thread {sub.thread_id}; "
-                    "let its running root settle, or cancel it",
-                    threadId=sub.thread_id,
-                    limit=QUEUE_MAX,
-                )
-            route = await choose_path(
-                conn, sub.thread_id, sub.target_execution_id, fits=fits_injection(envelope, text)
-            )
-            async with conn.execute(
-                "INSERT INTO deliveries (thread_id, owner_uid, kind, agent, origin, source_kind, "
-                "source, envelope, text, notify, target_execution_id, coalesce_key, status, "
-                "created_at, route) "
-                "SELECT id, coalesce(?, owner_uid), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ? "
-                "FROM threads WHERE id = ? AND status = 'open' RETURNING id",
-                (
-                    sub.sender_uid,
-                    sub.kind,
-                    agent,
-                    msgspec.json.encode(sub.origin).decode(),
-                    sub.source.kind,
-                    sub.source.label,
-                    envelope,
-                    text,
-                    int(sub.notify),
-                    sub.target_execution_id,
-                    sub.coalesce_key,
-                    at,
-                    route,
-                    sub.thread_id,
-                ),
-            ) as cur:
-                inserted = await cur.fetchone()
-            if inserted is None:
-                raise ThreadClosed(
-                    f"thread {sub.thread_id} is closed or gone; nothing can run in it any more",
-                    threadId=sub.thread_id,
-                )
-            if sub.in_unit is not None:
-                await sub.in_unit(conn, int(inserted["id"]))
-            return int(inserted["id"]), route
-
-        delivery_id, route = await self.d.store.write(unit)
+        delivery_id, route = await self.d.store.write(
+            store_delivery(sub, agent, envelope, text, at)
+        )
         execution = await self.drain(sub.thread_id)
         row = await self.d.store.fetchone(
             "SELECT status, execution_id FROM deliveries WHERE id = ?", (delivery_id,)
@@ -451,14 +360,6 @@ async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -
         waiting=submitted.waiting,
         execution=submitted.execution,
     )
-
-
-async def _waiting(conn: aiosqlite.Connection, thread_id: str) -> int:
-    async with conn.execute(
-        "SELECT count(*) FROM deliveries WHERE thread_id = ? AND status = 'queued'", (thread_id,)
-    ) as cur:
-        row = await cur.fetchone()
-    return int(row[0]) if row is not None else 0
 
 
 __all__ = [
