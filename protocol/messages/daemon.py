@@ -1,0 +1,82 @@
+"""`daemon/ping`, `daemon/status`, `daemon/reload`, `daemon/stop` and `web/open`: the
+daemon's own methods."""
+
+from __future__ import annotations
+
+from protocol.messages.base import Wire
+
+
+class PingResult(Wire):
+    version: str
+    protocol: int
+    pid: int
+
+
+class TaskState(Wire):
+    name: str
+    state: str
+    last_run_at: str | None = None
+    detail: str | None = None
+    #: the last failure of a failing task, as `Type: message`
+    last_error: str | None = None
+
+
+class Counts(Wire):
+    threads: int = 0
+    open_threads: int = 0
+    executions: int = 0
+    running: int = 0
+    history_entries: int = 0
+
+
+class StatusResult(Wire):
+    version: str
+    protocol: int
+    pid: int
+    uptime_seconds: float
+    home: str
+    socket: str
+    database: str
+    connections: int
+    counts: Counts
+    tasks: list[TaskState]
+
+
+class ReloadResult(Wire):
+    #: the file read (the built-in defaults when it does not exist)
+    config: str
+    agents: list[str]
+    runtimes: list[str]
+
+
+class StopResult(Wire):
+    #: the daemon that is stopping: it finishes the requests in flight, then exits
+    pid: int
+
+
+class WebOpenParams(Wire):
+    pass
+
+
+class WebOpenResult(Wire):
+    #: the page, e.g. http://127.0.0.1:8765/
+    url: str
+    #: opens the page once and sets its cookie; a new one is made by every web/open
+    login_url: str
+    port: int
+    #: the file holding the page's token (0600), for scripts that send the cookie themselves
+    token_file: str
+    #: false when the page was already being served before this call
+    started: bool
+
+
+__all__ = [
+    "Counts",
+    "PingResult",
+    "ReloadResult",
+    "StatusResult",
+    "StopResult",
+    "TaskState",
+    "WebOpenParams",
+    "WebOpenResult",
+]

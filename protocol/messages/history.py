@@ -1,0 +1,153 @@
+"""`thread/sync`, `history/import`, `history/search` and `history/progress`; how much of
+a thread's transcripts history holds (`thread/show`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from protocol.messages.base import AbsolutePath, HistoryLabel, HistoryLevel, Wire
+
+
+class RootHistory(Wire):
+    """How much of one root's transcript history holds (thread/show, thread/sync)."""
+
+    execution_id: str
+    level: HistoryLevel
+    entries: int = 0
+    skipped: int = 0
+    #: an earlier execution this one continues (same native session: `resume`) or forks
+    links_to: str | None = None
+    link_kind: str | None = None
+
+
+class HistorySummary(Wire):
+    level: HistoryLevel
+    entries: int = 0
+    roots: int = 0
+    by_root: list[RootHistory] = msgspec.field(default_factory=list)
+
+
+class ThreadSyncParams(Wire):
+    thread_id: str
+    #: echoed in `history/progress` notifications (to subscribers of that event)
+    progress_token: str | None = None
+
+
+class ThreadSyncResult(Wire):
+    thread_id: str
+    level: HistoryLevel
+    entries: int
+    added: int
+    roots: list[RootHistory]
+
+
+class HistoryImportParams(Wire):
+    runtime: Literal["claude", "codex"]
+    #: a directory of native sessions (default: ~/.claude/projects or $CODEX_HOME/sessions)
+    path: AbsolutePath | None = None
+    progress_token: str | None = None
+
+
+class ImportedSession(Wire):
+    native_session_id: str
+    #: the transcript file read
+    path: str
+    #: the legacy-unthreaded execution that holds it (or the root alp started for it)
+    execution_id: str
+    #: imported (new), updated (imported before, more was read now), known (a root of a thread)
+    status: Literal["imported", "updated", "known"]
+    #: entries of the session in the history now, and how many this import added
+    entries: int
+    added: int
+    #: lines that could not be read (the session is then `partial`)
+    skipped: int
+    #: completeness: complete, partial, final-only, unsupported (None: nothing read yet)
+    level: HistoryLevel | None = None
+
+
+class HistoryImportResult(Wire):
+    runtime: str
+    path: str
+    files: int
+    imported: int
+    updated: int
+    added: int
+    skipped: int
+    #: sessions already owned by an execution alp started (synced there, not re-imported)
+    known: int = 0
+    #: every session read, in the order read
+    sessions: list[ImportedSession] = msgspec.field(default_factory=list)
+
+
+class HistoryProgress(Wire):
+    token: str | None
+    operation: Literal["sync", "import"]
+    done: int
+    total: int
+    added: int = 0
+    bytes: int = 0
+    total_bytes: int = 0
+    path: str | None = None
+
+
+SearchRole = Literal["user", "assistant", "tool", "system"]
+
+
+class HistorySearchParams(Wire):
+    query: str
+    thread_id: str | None = None
+    runtime: str | None = None
+    role: SearchRole | None = None
+    #: ISO 8601 bounds on the entry's time (a thread document's: its last update)
+    since: str | None = None
+    until: str | None = None
+    limit: int = 20
+    highlight_start: str = "**"
+    highlight_end: str = "**"
+
+
+class SearchHit(Wire):
+    #: `entry` (a history entry) or `thread` (a thread's title and context lines)
+    source: Literal["entry", "thread"]
+    snippet: str
+    score: float
+    thread_id: str | None = None
+    thread_title: str | None = None
+    execution_id: str | None = None
+    #: the root's sequence in its thread; None for legacy-unthreaded imports
+    sequence: int | None = None
+    runtime: str | None = None
+    role: str | None = None
+    kind: str | None = None
+    at: str | None = None
+    native_session_id: str | None = None
+    legacy: bool = False
+    #: `before-clear` (its root opened before a clear of the thread), `undone` (its root's
+    #: contribution was undone): kept and searchable, never read by a recap
+    labels: list[HistoryLabel] = msgspec.field(default_factory=list)
+
+
+class HistorySearchResult(Wire):
+    hits: list[SearchHit]
+    #: which index answered: `words` (unicode61), `trigram` (CJK), `like` (short CJK terms)
+    index: str
+    #: the FTS5 expression the query became (empty when nothing searchable was left)
+    expression: str = ""
+
+
+__all__ = [
+    "HistoryImportParams",
+    "HistoryImportResult",
+    "HistoryProgress",
+    "HistorySearchParams",
+    "HistorySearchResult",
+    "HistorySummary",
+    "ImportedSession",
+    "RootHistory",
+    "SearchHit",
+    "SearchRole",
+    "ThreadSyncParams",
+    "ThreadSyncResult",
+]

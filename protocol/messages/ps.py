@@ -1,0 +1,138 @@
+"""`daemon/ps` (what runs now, what waits, schedules, services) and `activity/list` (what
+ran)."""
+
+from __future__ import annotations
+
+from protocol.messages.base import ExecutionStatus, Kind, Outcome, Wire
+from protocol.messages.daemon import TaskState
+from protocol.messages.executions import Origin, Usage
+from protocol.messages.schedules import ListLimit, RuleText, ScheduleStatus
+from protocol.messages.thread_show import RecapState
+
+
+class PsParams(Wire):
+    #: include `temp` work, hidden by default
+    all: bool = False
+
+
+class PsJob(Wire):
+    """A running root or delegated child."""
+
+    execution_id: str
+    root_id: str
+    kind: Kind
+    origin: Origin
+    runtime: str
+    agent: str
+    status: ExecutionStatus
+    created_at: str
+    elapsed_seconds: float
+    thread_id: str | None = None
+    thread_title: str | None = None
+    parent_id: str | None = None
+    pid: int | None = None
+    started_at: str | None = None
+    usage: Usage | None = None
+    #: input + output + cache tokens so far
+    tokens: int = 0
+    cost_usd: float | None = None
+
+
+class PsDelivery(Wire):
+    """A delivery waiting for its thread's running root: its hook (`route` inject) or its
+    settle (`route` queue)."""
+
+    id: int
+    thread_id: str
+    kind: str
+    source: str
+    queued_at: str
+    thread_title: str | None = None
+    route: str | None = None
+
+
+class PsSchedule(Wire):
+    """A schedule as `ps` shows it (`schedule/show` has the rest)."""
+
+    id: str
+    thread_id: str
+    rule: str
+    status: ScheduleStatus
+    thread_title: str | None = None
+    next_fire_at: str | None = None
+    last_execution_id: str | None = None
+    last_result: str | None = None
+    queued_fire_at: str | None = None
+    runs: int = 0
+    missed: int = 0
+    cost_usd: float | None = None
+
+
+class PsDaemon(Wire):
+    pid: int
+    version: str
+    uptime_seconds: float
+    rss_bytes: int
+
+
+class PsResult(Wire):
+    daemon: PsDaemon
+    jobs: list[PsJob]
+    queued: list[PsDelivery]
+    #: active and paused schedules
+    schedules: list[PsSchedule]
+    services: list[TaskState]
+    #: `temp` jobs left out (ask with `all`)
+    hidden: int = 0
+    #: USD of the running jobs so far
+    cost_usd: float = 0.0
+    #: whether thread recaps are refreshed (and why not)
+    recap: RecapState | None = None
+
+
+class ActivityParams(Wire):
+    #: ISO 8601; only what was created at or after it
+    since: RuleText | None = None
+    thread_id: str | None = None
+    kind: Kind | None = None
+    limit: ListLimit = 200
+
+
+class ActivityItem(Wire):
+    execution_id: str
+    kind: Kind
+    origin: Origin
+    runtime: str
+    agent: str
+    status: ExecutionStatus
+    created_at: str
+    thread_id: str | None = None
+    thread_title: str | None = None
+    sequence: int | None = None
+    outcome: Outcome | None = None
+    started_at: str | None = None
+    settled_at: str | None = None
+    duration_seconds: float | None = None
+    usage: Usage | None = None
+    cost_usd: float | None = None
+    #: the run's report: its final message (a non-interactive root), else its summary
+    report: str | None = None
+
+
+class ActivityResult(Wire):
+    items: list[ActivityItem]
+    #: USD of the listed runs
+    cost_usd: float = 0.0
+
+
+__all__ = [
+    "ActivityItem",
+    "ActivityParams",
+    "ActivityResult",
+    "PsDaemon",
+    "PsDelivery",
+    "PsJob",
+    "PsParams",
+    "PsResult",
+    "PsSchedule",
+]
