@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_for
 from transcripts import (
     CLAUDE_COUNTS,
     CODEX_COUNTS,
@@ -20,7 +21,6 @@ from transcripts import (
     Codex,
     db,
     entry_counts,
-    wait_for,
     write_db,
 )
 

@@ -11,7 +11,8 @@ from typing import Any
 import anyio
 import pytest
 from daemons import StartAlpd
-from transcripts import Claude, Codex, wait_for, write_db
+from polling import wait_for
+from transcripts import Claude, Codex, write_db
 
 from alpctl.client import RpcError
 from alpd.errors import HistoryEntryTampered

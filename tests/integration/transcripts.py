@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -166,17 +164,6 @@ def write_db(home: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(home / "alp.db", timeout=10, isolation_level=None)
     conn.row_factory = sqlite3.Row
     return conn
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def entry_counts(home: Path) -> dict[str, tuple[int, str | None, int]]:
