@@ -15,7 +15,6 @@ import sys
 import time
 from collections.abc import Iterator
 
-from protocol.errors import CODE_TO_NAME
 from protocol.peercred import PeerCredentialsUnavailable, read_peer_credentials
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
@@ -41,6 +40,9 @@ class RpcError(Exception):
     """An error reply; `name` is the symbolic name of the wire contract when there is one."""
 
     def __init__(self, code: int, message: str, data: Any) -> None:
+        # The error table is read only when an error comes back, not on every call.
+        from protocol.errors import CODE_TO_NAME
+
         super().__init__(message)
         self.code = code
         self.message = message

@@ -49,8 +49,11 @@ class Output:
             print(text(result) if callable(text) else text)
 
     def json(self, document: Any) -> None:
-        json.dump(document, sys.stdout, ensure_ascii=False, indent=None, separators=(",", ":"))
-        sys.stdout.write("\n")
+        # One string, one write: `json.dump` encodes in Python and writes every token on its
+        # own, a system call each when stdout is unbuffered (PYTHONUNBUFFERED=1): ~770 writes
+        # for 20 threads. `json.dumps` encodes in C.
+        text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+        sys.stdout.write(text + "\n")
 
 
 class Invocation:

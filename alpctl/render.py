@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import time
 
-from alpctl.handoff_render import thread_handoffs
-
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -258,6 +256,8 @@ def context(result: dict[str, Any]) -> str:
 
 
 def thread_show(result: dict[str, Any], style: Style = PLAIN) -> str:
+    # Only `alp thread show` needs these: every other call imports this module without them.
+    from alpctl.handoff_render import thread_handoffs
     from alpctl.timeline import timeline  # builds on this module's lines
 
     parts = [thread_header(result["thread"], style), "", style.bold("roots")]

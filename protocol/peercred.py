@@ -14,7 +14,6 @@ client imports this module, so it lives in `protocol`, not in the daemon.
 from __future__ import annotations
 
 import socket
-import struct
 import sys
 
 __all__ = [
@@ -25,17 +24,20 @@ __all__ = [
     "read_peer_credentials",
 ]
 
-# Linux `struct ucred { pid_t pid; uid_t uid; gid_t gid; }`. uid/gid unsigned so that a real
-# uid above 2**31 is not read as negative.
-_UCRED = struct.Struct("=iII")
+# The layouts are read field by field with `int.from_bytes` in the machine's byte order, not
+# with `struct`: the thin client imports this module on every call, and `struct` (a C
+# extension loaded from disk) would cost it ~0.4 ms.
+
+# Linux `struct ucred { pid_t pid; uid_t uid; gid_t gid; }`: three 4-byte fields. uid/gid are
+# read unsigned so that a real uid above 2**31 is not read as negative.
+_UCRED_SIZE = 12
 
 # macOS `struct xucred { u_int cr_version; uid_t cr_uid; short cr_ngroups;
 # gid_t cr_groups[NGROUPS]; }` with NGROUPS = 16. The short is followed by two bytes of
-# padding so the gid array is 4-aligned; spelled out (`2x`) instead of relying on "@" so the
-# parse is the same on every machine that runs the tests.
-_XUCRED = struct.Struct("=IIh2x16I")
+# padding so the gid array is 4-aligned (cr_groups starts at byte 12): 4 + 4 + 2 + 2 + 16 * 4.
+_XUCRED_SIZE = 76
 _XUCRED_VERSION = 0
-_PID = struct.Struct("=i")
+_PID_SIZE = 4
 
 # CPython does not export these on macOS (values from <sys/un.h>).
 _SOL_LOCAL = 0
@@ -44,6 +46,12 @@ _LOCAL_PEERPID = 2
 
 # What the kernel reports for "no credentials" (an unconnected socket): (uid_t)-1.
 _NO_ID = 0xFFFFFFFF
+
+
+def _field(raw: bytes, offset: int, size: int = 4, *, signed: bool = False) -> int:
+    """The integer of `size` bytes at `offset`, in this machine's byte order (as the kernel
+    wrote it)."""
+    return int.from_bytes(raw[offset : offset + size], sys.byteorder, signed=signed)
 
 
 class PeerCredentialsUnavailable(Exception):
@@ -84,11 +92,11 @@ class PeerCredentials(tuple[int, int, int]):
 
 def parse_linux_ucred(raw: bytes) -> PeerCredentials:
     """Decode the bytes of `getsockopt(SOL_SOCKET, SO_PEERCRED)`."""
-    if len(raw) != _UCRED.size:
+    if len(raw) != _UCRED_SIZE:
         raise PeerCredentialsUnavailable(
-            f"SO_PEERCRED returned {len(raw)} bytes, expected {_UCRED.size}"
+            f"SO_PEERCRED returned {len(raw)} bytes, expected {_UCRED_SIZE}"
         )
-    pid, uid, gid = _UCRED.unpack(raw)
+    pid, uid, gid = _field(raw, 0, signed=True), _field(raw, 4), _field(raw, 8)
     if uid == _NO_ID or gid == _NO_ID:
         raise PeerCredentialsUnavailable("SO_PEERCRED has no credentials (socket not connected?)")
     return PeerCredentials(pid=max(pid, 0), uid=uid, gid=gid)
@@ -100,11 +108,11 @@ def parse_xucred(raw: bytes, pid_raw: bytes) -> PeerCredentials:
     `pid_raw` may be empty when LOCAL_PEERPID is unavailable; the result then has what
     `getpeereid()` gives (uid, and the effective gid `cr_groups[0]`) and pid 0.
     """
-    if len(raw) != _XUCRED.size:
+    if len(raw) != _XUCRED_SIZE:
         raise PeerCredentialsUnavailable(
-            f"LOCAL_PEERCRED returned {len(raw)} bytes, expected {_XUCRED.size}"
+            f"LOCAL_PEERCRED returned {len(raw)} bytes, expected {_XUCRED_SIZE}"
         )
-    version, uid, ngroups, *groups = _XUCRED.unpack(raw)
+    version, uid, ngroups = _field(raw, 0), _field(raw, 4), _field(raw, 8, 2, signed=True)
     if version != _XUCRED_VERSION:
         raise PeerCredentialsUnavailable(f"unknown xucred version {version}")
     if ngroups < 1:
@@ -112,12 +120,12 @@ def parse_xucred(raw: bytes, pid_raw: bytes) -> PeerCredentials:
         raise PeerCredentialsUnavailable("xucred carries no groups")
     pid = 0
     if pid_raw:
-        if len(pid_raw) != _PID.size:
+        if len(pid_raw) != _PID_SIZE:
             raise PeerCredentialsUnavailable(
-                f"LOCAL_PEERPID returned {len(pid_raw)} bytes, expected {_PID.size}"
+                f"LOCAL_PEERPID returned {len(pid_raw)} bytes, expected {_PID_SIZE}"
             )
-        (pid,) = _PID.unpack(pid_raw)
-    return PeerCredentials(pid=max(pid, 0), uid=uid, gid=groups[0])
+        pid = _field(pid_raw, 0, signed=True)
+    return PeerCredentials(pid=max(pid, 0), uid=uid, gid=_field(raw, 12))
 
 
 def read_peer_credentials(sock: socket.socket) -> PeerCredentials:
@@ -129,12 +137,12 @@ def read_peer_credentials(sock: socket.socket) -> PeerCredentials:
     try:
         if sys.platform == "linux":
             return parse_linux_ucred(
-                sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
+                sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED_SIZE)
             )
         if sys.platform == "darwin":
-            raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED.size)
+            raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED_SIZE)
             try:
-                pid_raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERPID, _PID.size)
+                pid_raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERPID, _PID_SIZE)
             except OSError:
                 # Only macOS < 10.8 lacks LOCAL_PEERPID; uid/gid still decide.
                 pid_raw = b""

@@ -9,6 +9,8 @@ import struct
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from protocol.peercred import (
     PeerCredentials,
@@ -50,6 +52,32 @@ def test_linux_ucred_of_unconnected_socket_fails_closed() -> None:
     # What Linux returns for a socket with no peer: pid 0, uid and gid (uid_t)-1.
     with pytest.raises(PeerCredentialsUnavailable):
         parse_linux_ucred(struct.pack("=iII", 0, 0xFFFFFFFF, 0xFFFFFFFF))
+
+
+PIDS = st.integers(-(2**31), 2**31 - 1)
+IDS = st.integers(0, 0xFFFF_FFFE)  # every uid_t but (uid_t)-1, the kernel's "none"
+
+
+@given(pid=PIDS, uid=IDS, gid=IDS)
+def test_linux_ucred_reads_what_struct_reads(pid: int, uid: int, gid: int) -> None:
+    """The fields are read without `struct` (the client's import cost); `struct` is the
+    reference for the layout."""
+    creds = parse_linux_ucred(struct.pack("=iII", pid, uid, gid))
+    assert creds == PeerCredentials(pid=max(pid, 0), uid=uid, gid=gid)
+
+
+@given(
+    pid=PIDS,
+    uid=IDS,
+    groups=st.lists(IDS, min_size=1, max_size=16),
+    ngroups=st.integers(1, 2**15 - 1),
+)
+def test_xucred_reads_what_struct_reads(
+    pid: int, uid: int, groups: list[int], ngroups: int
+) -> None:
+    raw = _xucred(uid, groups, ngroups=ngroups)
+    creds = parse_xucred(raw, struct.pack("=i", pid))
+    assert creds == PeerCredentials(pid=max(pid, 0), uid=uid, gid=groups[0])
 
 
 def test_xucred_is_76_bytes_like_the_darwin_struct() -> None:
