@@ -12,6 +12,7 @@ import os
 import sys
 
 from alpctl.client import DaemonUnreachable, ForeignDaemon, RpcError
+from alpctl.command_line import parse
 from alpctl.commands import load
 from alpctl.invocation import (
     EXIT_DOMAIN,
@@ -22,7 +23,6 @@ from alpctl.invocation import (
     Invocation,
     UsageError,
 )
-from alpctl.parser import parse
 
 #: what a shell reports for a process ended by SIGPIPE (128 + 13)
 EXIT_CLOSED_PIPE = 141

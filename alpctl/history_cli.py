@@ -7,7 +7,6 @@ own connection waits for its result), matched by a token we make up per call.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
@@ -23,17 +22,16 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
-# `datetime` and `threading` are imported where used: every `alp` call imports this module,
-# and only --since/--until and progress need them.
+    from alpctl.command_line import Arguments
+
+# `datetime`, `threading` and argparse's error are imported where used, and the time pattern
+# is compiled on first use: `alp search` imports this module, and only --since/--until and
+# progress need them.
 
 __all__ = ["call_with_progress", "import_params", "parse_time", "search_params"]
 
-_RELATIVE = re.compile(r"(\d+)\s*([smhdw])")
+_RELATIVE = r"(\d+)\s*([smhdw])"
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-class TimeError(argparse.ArgumentTypeError):
-    """Not a time we understand (argparse turns it into a usage error, exit 2)."""
 
 
 def parse_time(text: str, now: datetime | None = None) -> str:
@@ -41,14 +39,19 @@ def parse_time(text: str, now: datetime | None = None) -> str:
     from datetime import UTC, datetime, timedelta
 
     now = now or datetime.now(UTC)
-    relative = _RELATIVE.fullmatch(text.strip())
+    relative = re.fullmatch(_RELATIVE, text.strip())
     if relative:
         moment = now - timedelta(**{_UNITS[relative.group(2)]: int(relative.group(1))})
     else:
         try:
             moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
         except ValueError as exc:
-            raise TimeError(f"{text!r} is not a time: use 2026-11-30, an ISO time or 7d") from exc
+            # argparse turns this error into a usage error (exit 2) with our message
+            from argparse import ArgumentTypeError
+
+            raise ArgumentTypeError(
+                f"{text!r} is not a time: use 2026-11-30, an ISO time or 7d"
+            ) from exc
         if moment.tzinfo is None:
             moment = moment.astimezone()
     return (
@@ -56,7 +59,7 @@ def parse_time(text: str, now: datetime | None = None) -> str:
     )
 
 
-def search_params(args: argparse.Namespace) -> dict[str, Any]:
+def search_params(args: Arguments) -> dict[str, Any]:
     params: dict[str, Any] = {"query": " ".join(args.query), "limit": args.limit}
     for key, value in (("threadId", args.thread), ("runtime", args.runtime), ("role", args.role)):
         if value:
@@ -70,7 +73,7 @@ def search_params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
-def import_params(args: argparse.Namespace) -> dict[str, Any]:
+def import_params(args: Arguments) -> dict[str, Any]:
     """The directory comes from *our* environment ($CLAUDE_CONFIG_DIR, $CODEX_HOME), which
     is the user's; the daemon's may differ."""
     if args.path:
@@ -84,9 +87,7 @@ def import_params(args: argparse.Namespace) -> dict[str, Any]:
     return {"runtime": args.runtime, "path": path}
 
 
-def call_with_progress(
-    client: Client, args: argparse.Namespace, method: str, params: dict[str, Any]
-) -> Any:
+def call_with_progress(client: Client, args: Arguments, method: str, params: dict[str, Any]) -> Any:
     """`method`, printing its progress to stderr unless the output is JSON."""
     if args.json:
         return client.call(method, params)

@@ -8,15 +8,16 @@ import os
 import sys
 
 from alpctl.client import Client, DaemonUnreachable, start_daemon
-from alpctl.render import Style
 from protocol.paths import default_socket_path
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Callable
     from typing import Any
+
+    from alpctl.command_line import Arguments
+    from alpctl.render import Style
 
 EXIT_OK, EXIT_DOMAIN, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 #: a person pressed Ctrl-C (128 + SIGINT, as shells report it)
@@ -40,7 +41,13 @@ class Output:
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.tty = not as_json and sys.stdout.isatty()
-        self.style = Style(colour=not as_json and colour_wanted(sys.stdout))
+
+    @property
+    def style(self) -> Style:
+        """Emphasis for text output (`alpctl.render`, which has it, is text output's only)."""
+        from alpctl.render import Style
+
+        return Style(colour=not self.as_json and colour_wanted(sys.stdout))
 
     def emit(self, result: Any, text: str | Callable[[Any], str]) -> None:
         if self.as_json:
@@ -57,7 +64,7 @@ class Output:
 
 
 class Invocation:
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: Arguments) -> None:
         self.args = args
         self.out = Output(args.json)
         self._client: Client | None = None

@@ -1,9 +1,10 @@
-"""The command line's grammar: argparse, with the global options accepted anywhere, close-match
-suggestions for a mistyped word, and only the invoked command's branch built per call.
+"""The command line's grammar as argparse parsers: help, completion, the man page, every usage
+error, and the command lines `alpctl.command_line` does not read itself. Global options are
+accepted anywhere and a mistyped word gets a close-match suggestion.
 
-Every argparse parser costs a help formatter per argument, so a call builds the branch it
+Every argparse parser costs a help formatter per argument, so a parse builds the branch it
 parses: the command's, and of a command that declares its `ACTIONS`, only the invoked
-action's (`alp thread list` builds three parsers, not eleven: ~4 ms of every call).
+action's (`alp thread list` builds three parsers, not eleven: ~4 ms).
 `--help`, `alp help`, completion, man pages and a mistyped action build everything.
 Commands are registered in `alpctl.commands.COMMANDS`; each command module describes its own
 arguments.
@@ -20,6 +21,13 @@ import argparse
 import os
 import sys
 
+from alpctl.command_line import (
+    GLOBAL_OPTIONS,
+    Arguments,
+    command_words,
+    runtime_options,
+    split_runtime_args,
+)
 from alpctl.commands import COMMANDS, load
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
@@ -35,20 +43,6 @@ def _untranslated(message: str) -> str:
 
 
 setattr(argparse, "_", _untranslated)  # noqa: B010 (argparse's private name for gettext)
-
-#: the global options: (flags, help, takes a value)
-GLOBAL_OPTIONS: tuple[tuple[str, str, bool], ...] = (
-    ("--json", "machine output: one JSON document on stdout (stable field names)", False),
-    ("--socket", "the daemon's socket (default: $ALP_SOCKET, else the runtime directory)", True),
-    ("--home", "state home of a daemon alp starts for you (default: $ALP_HOME or ~/.alp)", True),
-)
-
-#: options of bare `alp` and the global ones that take a value (so their value is not
-#: mistaken for a command word)
-VALUED = frozenset(
-    {"--title", "--runtime", "--agent", "--prompt"}
-    | {flags for flags, _help, valued in GLOBAL_OPTIONS if valued}
-)
 
 
 class Formatter(argparse.HelpFormatter):
@@ -137,25 +131,6 @@ def add(sub: argparse._SubParsersAction[Parser], name: str, helptext: str) -> Pa
     return parser
 
 
-def runtime_options(parser: argparse.ArgumentParser) -> None:
-    """What starts a root: bare `alp` and `alp thread continue`."""
-    parser.add_argument("--runtime", help="claude, codex or command (default: the agent's)")
-    parser.add_argument("--agent", help="an agent from config.toml (default: the runtime's)")
-    parser.add_argument(
-        "--headless", action="store_true", help="run under alpd with no terminal (needs --prompt)"
-    )
-    parser.add_argument("--prompt", help="the headless run's input")
-    parser.add_argument(
-        "--wait", action="store_true", help="with --headless: block until the run settles"
-    )
-    parser.add_argument(
-        "-f",
-        "--follow",
-        action="store_true",
-        help="with --headless: print the run's output as it comes, until it settles",
-    )
-
-
 def build_parser(
     only: str | None = None, action: str | None = None, *, describe: bool = False
 ) -> Parser:
@@ -210,34 +185,13 @@ def start_options(parser: argparse.ArgumentParser) -> None:
     runtime_options(parser)
 
 
-def command_words(ours: list[str]) -> list[str]:
-    """The words that are not options or options' values: the command, then its action."""
-    words = []
-    tokens = iter(ours)
-    for token in tokens:
-        if token.startswith("-"):
-            if token in VALUED:
-                next(tokens, None)
-            continue
-        words.append(token)
-    return words
-
-
-def split_runtime_args(argv: list[str]) -> tuple[list[str], list[str] | None]:
-    """Arguments before `--` are ours; after it they go to the runtime (or are pin text)."""
-    if "--" in argv:
-        index = argv.index("--")
-        return argv[:index], argv[index + 1 :]
-    return argv, None
-
-
-def parse(argv: list[str]) -> argparse.Namespace:
+def parse(argv: list[str]) -> Arguments:
     ours, rest = split_runtime_args(argv)
     words = command_words(ours)
     command = words[0] if words else None
     if command in COMMANDS:
         action = words[1] if len(words) > 1 and not {"-h", "--help"} & set(ours) else None
-        args = build_parser(only=command, action=action).parse_args(ours)
+        args = build_parser(only=command, action=action).parse_args(ours, Arguments())
     elif command is not None:
         print(
             f"alp: {command!r} is not an alp command{suggestion(command, list(COMMANDS))}\n"
@@ -249,7 +203,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         build_parser(describe=True).print_help()
         raise SystemExit(0)
     else:
-        args = build_start_parser().parse_args(ours)
+        args = build_start_parser().parse_args(ours, Arguments())
         args.command = "start"
     args.rest = rest
     return args

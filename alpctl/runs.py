@@ -17,21 +17,20 @@ from alpctl.invocation import EXIT_DOMAIN, EXIT_INTERRUPTED, EXIT_OK, Invocation
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
     from typing import Any
+
+    from alpctl.command_line import Arguments
 
 #: how long one `execution/wait` may block while following a run's output (seconds)
 FOLLOW_POLL = 0.5
 
 
-def start(args: argparse.Namespace, inv: Invocation) -> int:
+def start(args: Arguments, inv: Invocation) -> int:
     """Bare `alp`: a new thread and its root #1."""
     return start_or_continue(args, inv, "thread/start", {"title": args.title})
 
 
-def start_or_continue(
-    args: argparse.Namespace, inv: Invocation, method: str, params: dict[str, Any]
-) -> int:
+def start_or_continue(args: Arguments, inv: Invocation, method: str, params: dict[str, Any]) -> int:
     if (args.wait or args.follow) and not args.headless:
         raise UsageError(
             "--wait and --follow need --headless (an interactive run is in this terminal)"

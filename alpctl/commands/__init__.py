@@ -8,8 +8,14 @@ A command module has two functions:
 - `run(args, inv)` does the work with `inv.client` (connected on first use) and `inv.out`,
   and returns the exit code.
 
+A declaration that only calls `parser.add_argument` (with `action="store_true"`, `nargs`,
+`type`, `choices`, `default`, `dest`) is also read by `alpctl.command_line`, which parses
+the plain lines of that command without argparse; a command with actions of its own or
+option groups is parsed by argparse every time.
+
 Adding a command is a module here and a line in `COMMANDS`; only the invoked command's module
-is imported, so a command may import what it needs at the top of its module.
+is imported, so a command may import what it needs at the top of its module (what it imports
+on every call is counted: tests/integration/test_cli_cost.py).
 """
 
 from __future__ import annotations
@@ -22,11 +28,12 @@ if TYPE_CHECKING:
     import argparse
     from types import ModuleType
 
+    from alpctl.command_line import Arguments
     from alpctl.invocation import Invocation
 
     class Command(ModuleType):
         def configure(self, parser: argparse.ArgumentParser) -> None: ...  # or ACTIONS
-        def run(self, args: argparse.Namespace, inv: Invocation) -> int: ...
+        def run(self, args: Arguments, inv: Invocation) -> int: ...
 
 
 #: command → (module under alpctl.commands, one line of help), in the order `alp --help` lists

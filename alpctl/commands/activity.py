@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
+    from alpctl.command_line import Arguments
+
 KINDS = ("interactive", "push", "scheduled", "sub-agent", "temp")
 
 
@@ -27,7 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=200, help="at most this many (≤ 1000)")
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     params: dict[str, Any] = {"limit": args.limit}
     for key, value in (("since", args.since), ("threadId", args.thread), ("kind", args.kind)):
         if value:

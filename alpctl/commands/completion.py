@@ -11,6 +11,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 SHELLS = ["bash", "zsh", "fish"]
 
 _EPILOG = """\
@@ -35,6 +37,6 @@ def script(shell: str) -> str:
     return text
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     sys.stdout.write(script(args.shell))
     return EXIT_OK

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
+    from alpctl.command_line import Arguments
+
 KINDS = ["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
 
 _PIN_EPILOG = """\
@@ -41,7 +43,7 @@ def pin_text(kind: str, rest: list[str] | None) -> str:
     return text
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     text = pin_text(args.kind, args.rest)
     result = inv.client.call("context/pin", {"kind": args.kind, "text": text})
     inv.out.emit(result, pinned)

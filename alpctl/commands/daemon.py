@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alpctl import render
 from alpctl.client import Client, DaemonUnreachable
+from alpctl.commands import ping
 from alpctl.invocation import EXIT_OK, Invocation
 from alpctl.parser import actions, add
 
@@ -11,6 +12,8 @@ from alpctl.parser import actions, add
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+
+    from alpctl.command_line import Arguments
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -21,9 +24,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add(sub, "stop", "stop the daemon once its requests in flight are answered; runs go on")
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     if args.action == "ping":
-        return ping(inv)
+        return ping.run(args, inv)
     if args.action == "reload":
         result = inv.running_daemon().call("daemon/reload")
         inv.out.emit(
@@ -56,11 +59,6 @@ def stop(inv: Invocation) -> int:
             break
         time.sleep(0.05)
     inv.out.emit(result, lambda r: f"alpd (pid {r['pid']}) stopped; headless runs go on")
-    return EXIT_OK
-
-
-def ping(inv: Invocation) -> int:
-    inv.out.emit(inv.client.call("daemon/ping"), lambda r: f"alpd {r['version']} pid {r['pid']}")
     return EXIT_OK
 
 

@@ -10,6 +10,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = "alp delegate AGENT -- TASK"
@@ -20,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("agent", help="the agent to delegate to")
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     task = " ".join(args.rest or []).strip()
     if not task:
         raise UsageError(f"what should {args.agent} do? alp delegate {args.agent} -- TASK")

@@ -11,6 +11,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add(actions(parser), "tree", "the graph of a root, children indented").add_argument(
@@ -18,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     params = {"executionId": args.execution_id} if args.execution_id else {}
     inv.out.emit(inv.client.call("delegation/tree", params), render.tree)
     return EXIT_OK

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from alpctl.client import Client
+    from alpctl.command_line import Arguments
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action.add_argument("execution_id", help="the execution's id (exec_…)")
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     ref = {"executionId": args.execution_id}
     if args.action == "logs":
         return logs(args, inv)
@@ -55,7 +56,7 @@ def read_all(client: Client, execution_id: str) -> dict[str, Any]:
         chunk = more
 
 
-def logs(args: argparse.Namespace, inv: Invocation) -> int:
+def logs(args: Arguments, inv: Invocation) -> int:
     if args.follow and not inv.out.as_json:
         from alpctl.runs import follow, stopped_waiting
 

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
+    from alpctl.command_line import Arguments
+
 _EPILOG = """\
 The summary follows `--`, or comes on stdin when there is none:
   alp handoff build -- "Verdict: use SQLite FTS5, not Tantivy; numbers in bench/fts.md"
@@ -50,7 +52,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     params: dict[str, Any] = {
         "target": args.target,
         "summary": push_text(args.rest, what="a summary"),

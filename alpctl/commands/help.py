@@ -10,12 +10,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("topic", nargs="*", metavar="COMMAND", help="a command and its action")
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     if not args.topic:
         build_parser(describe=True).print_help()
         return EXIT_OK

@@ -10,6 +10,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
@@ -22,7 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     params = history_cli.import_params(args)
     result = history_cli.call_with_progress(inv.client, args, "history/import", params)
     inv.out.emit(result, render.import_result)

@@ -11,6 +11,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 _EPILOG = """\
 A handoff sent with --directive asks its target thread to act, so no agent takes it on
 another thread's word: it waits here. `alp inbox confirm ID` delivers it to the target as
@@ -30,7 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--thread", help="list only this thread's inbox (id or title)")
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     if args.action == "list":
         if args.id:
             raise UsageError(f"`alp inbox` lists; did you mean `alp inbox confirm {args.id}`?")

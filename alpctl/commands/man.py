@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = "Install: alp man > ~/.local/share/man/man1/alp.1 && man alp"
@@ -32,6 +34,6 @@ def page() -> str:
     return str(manpage)
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     sys.stdout.write(page())
     return EXIT_OK

@@ -12,6 +12,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 _EPILOG = """\
 Runs until its client closes stdin. alp registers it in the runs it launches; by hand:
   Claude Code:  --mcp-config '{"mcpServers":{"alp":{"command":"alp","args":["mcp"]}}}'
@@ -22,7 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = _EPILOG
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     from alpctl.mcp_server import serve  # the tools and the protocol only for `alp mcp`
 
     serve(inv.socket_path)

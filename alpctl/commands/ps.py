@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 WATCH_SECONDS = 2.0
 
 
@@ -24,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     params = {"all": args.all}
     if not args.watch:
         inv.out.emit(inv.client.call("daemon/ps", params), show.ps)

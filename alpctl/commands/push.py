@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
+    from alpctl.command_line import Arguments
+
 _EPILOG = """\
 The text follows `--`, or comes on stdin when there is none:
   alp push THREAD_ID --from disk-alert -- "/var is 91% full"
@@ -50,7 +52,7 @@ def push_text(rest: list[str] | None, stdin: Any = sys.stdin, *, what: str = "")
     return text
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     params: dict[str, Any] = {
         "threadId": args.thread,
         "text": push_text(args.rest),

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
+    from alpctl.command_line import Arguments
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = actions(parser)
@@ -50,7 +52,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         add(sub, name, text).add_argument("id", help="the schedule's id (sched_…)")
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     client, emit = inv.client, inv.out.emit
     if args.action == "add":
         params: dict[str, Any] = {

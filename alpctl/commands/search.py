@@ -10,6 +10,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 _TIME_HELP = "ISO time or date, or 30m / 12h / 7d ago"
 
 
@@ -29,7 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=20, help="at most this many hits (20)")
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     params = history_cli.search_params(args)
     result = inv.client.call("history/search", params)
     inv.out.emit(result, lambda r: render.search(r, params))

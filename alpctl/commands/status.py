@@ -10,10 +10,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from alpctl.command_line import Arguments
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     return None
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     return daemon.status(inv)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 
 from alpctl import render
+from alpctl.command_line import runtime_options
 from alpctl.invocation import EXIT_OK, Invocation, UsageError
-from alpctl.parser import runtime_options
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
     from typing import Any
+
+    from alpctl.command_line import Arguments
 
 _IF_REVISION = "refuse (THREAD_REVISION_CONFLICT) unless the thread is at this revision"
 
@@ -76,7 +78,7 @@ ACTIONS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 }
 
 
-def list_params(args: argparse.Namespace, cwd: str) -> dict[str, Any]:
+def list_params(args: Arguments, cwd: str) -> dict[str, Any]:
     """`thread/list` params: open threads here by default, widened by the flags."""
     params: dict[str, Any] = {"cwd": cwd}
     if args.all:
@@ -104,7 +106,7 @@ def _stepped(result: dict[str, Any]) -> str:
     )
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     action, out = args.action, inv.out
     if action == "create":
         thread = inv.client.call("thread/create", {"title": args.title, "cwd": os.getcwd()})

@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
+    from alpctl.command_line import Arguments
+
 _EPILOG = """\
 The page is served by alpd itself on 127.0.0.1 only, and stays on until the daemon stops
 (`[web] enabled = true` in config.toml, or `alpd --web`, turns it on from start; `[web]
@@ -32,6 +34,6 @@ def opened(result: dict[str, Any]) -> str:
     )
 
 
-def run(args: argparse.Namespace, inv: Invocation) -> int:
+def run(args: Arguments, inv: Invocation) -> int:
     inv.out.emit(inv.client.call("web/open", {}), opened)
     return EXIT_OK

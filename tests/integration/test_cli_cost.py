@@ -27,23 +27,19 @@ EVERY_CALL = {
     "alpctl.__main__",
     "alpctl.cli",
     "alpctl.client",
+    "alpctl.command_line",
     "alpctl.commands",
     "alpctl.invocation",
-    "alpctl.parser",
-    "alpctl.render",
-    "argparse",
-    "gettext",
     "protocol",
     "protocol.paths",
     "protocol.peercred",
-    "warnings",
 }
 
 #: and each command's own
 COMMANDS = {
-    "ping": {"alpctl.commands.ping", "alpctl.commands.daemon"},
-    "thread list": {"alpctl.commands.thread"},
-    "search": {"alpctl.commands.search", "alpctl.history_cli"},
+    "ping": {"alpctl.commands.ping"},
+    "thread list": {"alpctl.commands.thread", "alpctl.render"},
+    "search": {"alpctl.commands.search", "alpctl.history_cli", "alpctl.render"},
 }
 
 
