@@ -1,4 +1,5 @@
-"""`alp` / `alpctl`: argparse in, one or a few JSON-RPC calls, text or `--json` out.
+"""`alp` / `alpctl`: a command line in (`alpctl.command_line`), one or a few JSON-RPC calls,
+text or `--json` out.
 
 Exit codes: 0 ok, 1 domain error (its name printed), 2 usage, 3 daemon unreachable (with the
 socket path and how to start it). No Python traceback reaches a person: Ctrl-C exits 130 with
