@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from alpctl import parser as with_argparse
-from alpctl.command_line import quick_parse
+from alpctl.command_line import parse, quick_parse
 from alpctl.commands import COMMANDS
 from alpctl.commands.thread import ACTIONS
 
@@ -114,3 +114,11 @@ def test_whatever_the_quick_reading_takes_argparse_reads_the_same(
     quick = quick_parse(argv)
     if quick is not None:
         assert vars(quick) == argparse_reads(argv)
+
+
+def test_a_time_is_read_by_argparse_with_alps_message(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse(["search", "word", "--since", "7d"]).since.endswith("Z")
+    with pytest.raises(SystemExit) as exit_:
+        parse(["search", "word", "--since", "yesterday"])
+    assert exit_.value.code == 2
+    assert "'yesterday' is not a time: use 2026-11-30, an ISO time or 7d" in capsys.readouterr().err
