@@ -316,6 +316,8 @@ async def _serve(
                     await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
     finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(runtime.history.reader.close)
         sock.close()
         if owned:
             with contextlib.suppress(FileNotFoundError):

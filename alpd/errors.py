@@ -139,6 +139,10 @@ class SpawnFailed(AlpError):
     name = "SPAWN_FAILED"
 
 
+class HistoryReaderFailed(AlpError):
+    name = "HISTORY_READER_FAILED"
+
+
 class HandoffLoop(AlpError):
     name = "HANDOFF_LOOP"
 

@@ -69,6 +69,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
     "STORAGE_FULL": (2006, "the state database is full"),
     "SHUTTING_DOWN": (2007, "the daemon is shutting down"),
     "SPAWN_FAILED": (3001, "the runtime could not be started"),
+    "HISTORY_READER_FAILED": (
+        3002,
+        "the process that reads transcripts for the history stopped; run the import again",
+    ),
 }
 
 CODE_TO_NAME: Final[dict[int, str]] = {code: name for name, (code, _) in DOMAIN_ERRORS.items()}

@@ -23,12 +23,10 @@ its cursor starts where that copy ended; a Codex fork is linked to its parent (`
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, BinaryIO, Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import aiosqlite
 import anyio
@@ -38,29 +36,15 @@ import structlog
 from alpd.domain.agents import ModelPrice
 from alpd.domain.context import Snapshot
 from alpd.domain.secrets import redact
-from alpd.domain.transcripts import (
-    OUTPUT_TAIL_BYTES,
-    Entry,
-    MissingSessionIdError,
-    ParseResult,
-    Usage,
-    read_claude,
-    read_codex,
-)
 from alpd.files import open_regular
 from alpd.runtimes import claude as claude_runtime
 from alpd.runtimes import codex as codex_runtime
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
+from alpd.services.read_process import TranscriptReader
+from alpd.services.transcript_chunks import CHUNK_BYTES, Chunk, Source, read_chunk
 from alpd.store.db import Store
-from alpd.store.history import (
-    UPSERT_CURSOR,
-    Cursor,
-    EntryRow,
-    entry_row,
-    insert_entries,
-    register_functions,
-)
+from alpd.store.history import UPSERT_CURSOR, Cursor, insert_entries, register_functions
 from protocol import jsonrpc
 from protocol import messages as m
 
@@ -74,17 +58,12 @@ __all__ = [
     "thread_history",
 ]
 
-#: 4 MiB a transaction: each commit is a durable fsync (synchronous=FULL), and 1 MiB chunks
-#: spent a fifth of a large sync committing (bench: 0.38x -> 0.43x of the floor at 100 MB)
-CHUNK_BYTES: Final = 1 << 22
-MAX_LINE_BYTES: Final = 64 << 20
 #: at most this many settled executions with an unfinished first sync are resumed per tick
 RESUME_PER_TICK: Final = 16
 #: at most one progress notification per this many seconds (plus the last one)
 PROGRESS_INTERVAL: Final = 0.25
 
 READERS: Final = ("claude", "codex")
-_UUID_TAIL: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 log = structlog.get_logger("alpd.history")
 
@@ -103,28 +82,6 @@ class SyncReport:
     consumed: int = 0
 
 
-@dataclass(slots=True)
-class _Chunk:
-    """A parsed, redacted piece of a transcript, ready to write."""
-
-    rows: list[EntryRow]
-    consumed: int
-    skipped: int
-    session_id: str | None
-    model: str | None
-    usage: m.Usage
-    cost_usd: float | None
-    redactions: int
-    parent_session_id: str | None = None
-    at_end: bool = False
-
-
-@dataclass(slots=True)
-class _Source:
-    path: str
-    format: str
-
-
 class _CursorMoved(Exception):
     """Another sync advanced the cursor between our read and our write; re-read."""
 
@@ -138,15 +95,6 @@ def _plus(a: m.Usage, b: m.Usage) -> m.Usage:
         output_tokens=a.output_tokens + b.output_tokens,
         cache_read_tokens=a.cache_read_tokens + b.cache_read_tokens,
         cache_creation_tokens=a.cache_creation_tokens + b.cache_creation_tokens,
-    )
-
-
-def _wire_usage(entry_usage: Usage) -> m.Usage:
-    return m.Usage(
-        input_tokens=entry_usage.input_tokens,
-        output_tokens=entry_usage.output_tokens,
-        cache_read_tokens=entry_usage.cache_read_tokens,
-        cache_creation_tokens=entry_usage.cache_creation_tokens,
     )
 
 
@@ -168,209 +116,6 @@ def price_cost(usage: m.Usage, model: str | None, prices: dict[str, ModelPrice])
         + usage.cache_creation_tokens * price.cache_write
     )
     return round(total / 1_000_000, 6)
-
-
-def _stored_tail(tail: str | None) -> str | None:
-    """A cut tail starts mid-line, maybe inside a credential the filter cannot recognise
-    without its prefix: keep it from its first whitespace on."""
-    if not tail or len(tail.encode("utf-8", "surrogatepass")) < OUTPUT_TAIL_BYTES - 3:
-        return tail
-    cut = re.search(r"\s", tail)
-    return "…" + tail[cut.start() :] if cut else "…"
-
-
-# Texts are redacted many at a time, joined by this separator: the filter's per-call cost
-# (its trigger checks) is then paid once per chunk instead of once per text — 5x faster on
-# transcripts. No rule matches across a newline except a private-key block, which may run
-# over into the next text (redacting more, never less); then the pieces no longer split back
-# one-to-one and each text is redacted alone.
-_SEPARATOR: Final = "\n\x1e\n"
-
-
-def redact_all(texts: list[str]) -> tuple[list[str], int]:
-    """`redact` of each text, and the number of findings (never what they were)."""
-    if not texts:
-        return texts, 0
-    if not any(_SEPARATOR in text for text in texts):
-        joined = redact(_SEPARATOR.join(texts))
-        parts = joined.text.split(_SEPARATOR)
-        if len(parts) == len(texts):
-            return parts, len(joined.findings)
-    results = [redact(text) for text in texts]
-    return [r.text for r in results], sum(len(r.findings) for r in results)
-
-
-def _strings(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, list):
-        for item in value:
-            _strings(item, out)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _strings(item, out)
-
-
-def _replaced(value: Any, clean: Iterator[str]) -> Any:
-    if isinstance(value, str):
-        return next(clean)
-    if isinstance(value, list):
-        return [_replaced(item, clean) for item in value]
-    if isinstance(value, dict):
-        return {key: _replaced(item, clean) for key, item in value.items()}
-    return value
-
-
-def _clean_fields(entries: list[Entry]) -> tuple[list[tuple[str, str, str]], int]:
-    """(text, tool input, output tail) of each entry with every secret redacted.
-
-    A tool input is JSON: a secret inside a string value is escaped there (`\\"`, `\\n`),
-    out of the filter's sight. So its string values are redacted decoded, and then the
-    re-encoded whole again (for `{"password": "…"}`, where only the key says what it is).
-    """
-    plain: list[str] = []
-    decoded: list[tuple[Any, bool] | None] = []
-    for e in entries:
-        plain += [e.text or "", _stored_tail(e.output_tail) or ""]
-        if not e.tool_input:
-            decoded.append(None)
-            continue
-        try:
-            decoded.append((msgspec.json.decode(e.tool_input), True))
-        except msgspec.DecodeError:
-            decoded.append((e.tool_input, False))
-        _strings(decoded[-1][0], plain)  # type: ignore[index]
-    cleaned, findings = redact_all(plain)
-    values = iter(cleaned)
-    firsts: list[tuple[str, str]] = []
-    inputs: list[str] = []
-    for item in decoded:
-        firsts.append((next(values), next(values)))
-        if item is not None:
-            value, is_json = item
-            redacted = _replaced(value, values)
-            inputs.append(msgspec.json.encode(redacted).decode() if is_json else redacted)
-    inputs, more = redact_all(inputs)
-    input_iter = iter(inputs)
-    fields = [
-        (text, next(input_iter) if e.tool_input else "", tail)
-        for e, (text, tail) in zip(entries, firsts, strict=True)
-    ]
-    return fields, findings + more
-
-
-def _rows(execution_id: str, entries: list[Entry]) -> tuple[list[EntryRow], int]:
-    fields, findings = _clean_fields(entries)
-    rows = [
-        entry_row(
-            {
-                "execution_id": execution_id,
-                "native_id": e.native_id,
-                "role": e.role,
-                "kind": e.kind,
-                "text": text,
-                "tool_name": e.tool_name,
-                "tool_input": tool_input if e.tool_input else e.tool_input,
-                "output_tail": tail if e.output_tail is not None else None,
-                "output_sha256": e.output_sha256,
-                "ts": e.timestamp,
-                "model": e.model,
-                "usage": (
-                    msgspec.json.encode(_wire_usage(e.usage)).decode()
-                    if e.usage is not None
-                    else None
-                ),
-                "call_id": e.call_id,
-                "is_error": int(e.is_error),
-                "byte_offset": e.offset,
-            }
-        )
-        for e, (text, tool_input, tail) in zip(entries, fields, strict=True)
-    ]
-    return rows, findings
-
-
-def _parse(
-    fmt: str, data: bytes, offset: int, session_id: str | None, model: str | None, path: str
-) -> ParseResult:
-    if fmt == "claude":
-        return read_claude(data, base_offset=offset, session_id=session_id)
-    try:
-        return read_codex(data, base_offset=offset, session_id=session_id, model=model)
-    except MissingSessionIdError:
-        # Read from mid-file without the session_meta line: the file name carries the id.
-        found = _UUID_TAIL.search(Path(path).stem)
-        if found is None:
-            raise
-        return read_codex(data, base_offset=offset, session_id=found.group(0), model=model)
-
-
-def read_chunk(execution_id: str, source: _Source, cursor: Cursor) -> _Chunk:
-    """Read, parse and redact the next chunk after `cursor` (blocking: runs in a thread)."""
-    with open_regular(source.path) as f:
-        f.seek(cursor.consumed)
-        data = f.read(CHUNK_BYTES)
-        at_end = len(data) < CHUNK_BYTES
-        if data and b"\n" not in data and not at_end:
-            data, too_long = _long_line(f, data)
-            if too_long:
-                # Counted once as skipped; the copy goes on after it.
-                return _Chunk(
-                    [],
-                    cursor.consumed + too_long,
-                    1,
-                    cursor.session_id,
-                    cursor.model,
-                    m.Usage(),
-                    None,
-                    0,
-                )
-            at_end = not data.endswith(b"\n")
-    result = _parse(
-        source.format, data, cursor.consumed, cursor.session_id, cursor.model, source.path
-    )
-    rows, findings = _rows(execution_id, result.entries)
-    base = result.history_base
-    newest_model = next((e.model for e in reversed(result.entries) if e.model), None)
-    return _Chunk(
-        rows=rows,
-        consumed=result.consumed,
-        skipped=result.skipped,
-        session_id=result.session_id,
-        model=result.model or newest_model or cursor.model,
-        usage=_wire_usage(result.total_usage),
-        cost_usd=result.cost_usd,
-        redactions=findings,
-        parent_session_id=base.parent_session_id if base is not None else None,
-        at_end=at_end or result.consumed == cursor.consumed,
-    )
-
-
-def _long_line(f: BinaryIO, head: bytes) -> tuple[bytes, int]:
-    """A line longer than a chunk: ``(line, 0)`` if it ends within MAX_LINE_BYTES (or
-    ``(bytes so far, 0)`` if it is an unfinished write); ``(b"", length)`` for a longer
-    complete line, found without holding it, to be skipped."""
-    parts = [head]
-    size = len(head)
-    while size < MAX_LINE_BYTES:
-        more = f.read(CHUNK_BYTES)
-        if not more:
-            return b"".join(parts), 0
-        newline = more.find(b"\n")
-        if newline >= 0:
-            parts.append(more[: newline + 1])
-            return b"".join(parts), 0
-        parts.append(more)
-        size += len(more)
-    parts.clear()
-    while True:
-        more = f.read(CHUNK_BYTES)
-        if not more:
-            return b"", 0
-        newline = more.find(b"\n")
-        if newline >= 0:
-            return b"", size + newline + 1
-        size += len(more)
 
 
 #: worst first: complete > partial > final-only > unsupported, the less history a level
@@ -439,6 +184,8 @@ class HistoryService:
         self._functions_ready = False
         self.pending: set[str] = set()
         self.wakeup = anyio.Event()
+        #: reads the transcripts of an import in a process of its own
+        self.reader = TranscriptReader()
 
     # writes
 
@@ -491,7 +238,7 @@ class HistoryService:
             if source is None or not os.path.exists(source.path):
                 return await self._no_transcript(row, source)
             cursor = await self._new_cursor(row, source)
-        source = _Source(cursor.path, cursor.format)
+        source = Source(cursor.path, cursor.format)
         report = SyncReport(execution_id, row["history_level"], consumed=cursor.consumed)
         try:
             size = os.stat(source.path).st_size
@@ -538,7 +285,7 @@ class HistoryService:
         return None if row is None else int(row[0])
 
     async def _commit(
-        self, row: sqlite3.Row, cursor: Cursor, chunk: _Chunk, expected: int | None
+        self, row: sqlite3.Row, cursor: Cursor, chunk: Chunk, expected: int | None
     ) -> int:
         usage = _plus(_USAGE.decode(cursor.usage) if cursor.usage else m.Usage(), chunk.usage)
         cost = chunk.cost_usd if chunk.cost_usd is not None else cursor.cost_usd
@@ -597,7 +344,7 @@ class HistoryService:
 
         await self.write(unit)
 
-    async def _no_transcript(self, row: sqlite3.Row, source: _Source | None) -> SyncReport:
+    async def _no_transcript(self, row: sqlite3.Row, source: Source | None) -> SyncReport:
         level: m.HistoryLevel | None = None
         if source is None and row["runtime"] not in READERS and not row["transcript_path"]:
             level = "unsupported"
@@ -616,11 +363,11 @@ class HistoryService:
 
     # locating the transcript, starting a cursor
 
-    def _locate(self, row: sqlite3.Row) -> _Source | None:
+    def _locate(self, row: sqlite3.Row) -> Source | None:
         runtime, path, session = row["runtime"], row["transcript_path"], row["native_session_id"]
         if path:
             fmt = runtime if runtime in READERS else sniff_format(path)
-            return _Source(path, fmt) if fmt else None
+            return Source(path, fmt) if fmt else None
         if not session or runtime not in READERS:
             return None
         env = {**self.ex.environ, **self.ex.agents.runtime(runtime).env}
@@ -629,9 +376,9 @@ class HistoryService:
         else:
             projects = claude_runtime.config_dir(env) / "projects"
             found = next(iter(sorted(projects.glob(f"*/{session}.jsonl"))), None)
-        return _Source(str(found), runtime) if found is not None else None
+        return Source(str(found), runtime) if found is not None else None
 
-    async def _new_cursor(self, row: sqlite3.Row, source: _Source) -> Cursor:
+    async def _new_cursor(self, row: sqlite3.Row, source: Source) -> Cursor:
         cursor = Cursor(execution_id=row["id"], path=source.path, format=source.format)
         if row["native_session_id"]:
             earlier = await self.d.store.fetchone(
@@ -739,7 +486,8 @@ class HistoryService:
 
     async def tick(self) -> int:
         """One pass: queued executions, running ones (entries appear before they settle),
-        settled ones whose first sync never finished (a crash), stale thread documents."""
+        settled ones whose first sync never finished (a crash), stale thread documents; and
+        the transcript reader process stopped once idle."""
         queued = sorted(self.pending)
         self.pending.clear()
         running = await self.d.store.fetchall(
@@ -763,6 +511,8 @@ class HistoryService:
                 await self.refresh_thread_doc(thread_id)
             except Exception:
                 log.exception("thread_doc_failed", thread=thread_id)
+        if self.reader.idle():
+            await anyio.to_thread.run_sync(self.reader.stop_if_idle)
         return added
 
     # progress

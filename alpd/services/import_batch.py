@@ -24,7 +24,7 @@ the one-by-one path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -35,14 +35,10 @@ import structlog
 
 from alpd.domain.canonical import canonical_json, sha256_digest
 from alpd.services.context import Caller
-from alpd.services.history import (
-    CHUNK_BYTES,
-    HistoryService,
-    _Chunk,
-    _Source,
-    price_cost,
-    read_chunk,
-)
+from alpd.services.history import HistoryService, price_cost
+from alpd.services.read_process import TranscriptReader
+from alpd.services.read_worker import ReadFile
+from alpd.services.transcript_chunks import CHUNK_BYTES, Chunk
 from alpd.store.history import UPSERT_CURSOR, Cursor, insert_entries
 from protocol import messages as m
 
@@ -75,7 +71,7 @@ class NewSession:
     size: int
     execution_id: str
     cwd: str = ""
-    chunk: _Chunk | None = None
+    chunk: Chunk | None = None
     #: entries the import added (all of the session's: it was new)
     added: int = 0
 
@@ -107,25 +103,24 @@ def batches(files: Sequence[tuple[Path, str, int]]) -> Iterator[list[tuple[Path,
         yield current
 
 
-def read_batch(runtime: str, sessions: list[NewSession], cwd_of: Callable[[Path], str]) -> None:
-    """Read, parse and redact each new session whole (blocking: runs in a thread). A file
-    that cannot be read whole keeps `chunk` None and is left to the one-by-one path, which
-    meets the same problem the way a single sync does."""
-    for new in sessions:
-        path = str(new.path)
-        try:
-            chunk = read_chunk(new.execution_id, _Source(path, runtime), Cursor("", path, runtime))
-        except Exception:
-            continue
-        if chunk.at_end and chunk.consumed == new.size:
-            new.cwd = cwd_of(new.path)
+async def read_batch(reader: TranscriptReader, runtime: str, sessions: list[NewSession]) -> None:
+    """Read, parse and redact each new session whole, in the transcript reader process. A
+    file that cannot be read whole keeps `chunk` None and is left to the one-by-one path,
+    which meets the same problem the way a single sync does."""
+    results = await reader.read(
+        [ReadFile(new.execution_id, str(new.path), runtime, cwd=True) for new in sessions]
+    )
+    for new, result in zip(sessions, results, strict=True):
+        chunk = result.chunk
+        if chunk is not None and chunk.at_end and chunk.consumed == new.size:
+            new.cwd = result.cwd
             new.chunk = chunk
 
 
 @dataclass(slots=True)
 class _Prepared:
     new: NewSession
-    chunk: _Chunk
+    chunk: Chunk
     cursor: Cursor
     cost: float | None
 

@@ -29,11 +29,10 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.errors import InvalidArgument
-from alpd.files import open_regular
 from alpd.runtimes import claude as claude_runtime
 from alpd.runtimes import codex as codex_runtime
 from alpd.services.context import Caller
-from alpd.services.history import CHUNK_BYTES, HistoryService, ProgressNotifier
+from alpd.services.history import HistoryService, ProgressNotifier
 from alpd.services.import_batch import (
     SET_TIMES,
     Batch,
@@ -43,20 +42,12 @@ from alpd.services.import_batch import (
     read_batch,
     write_batch,
 )
+from alpd.services.transcript_chunks import CHUNK_BYTES, cwd_of
 from protocol import messages as m
 
 __all__ = ["default_root", "import_sessions", "session_files"]
 
 _UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_CWD_PROBE_BYTES: Final = 256 * 1024
-
-
-class _CwdProbe(msgspec.Struct):
-    cwd: str | None = None
-    payload: msgspec.Raw = msgspec.Raw()
-
-
-_PROBE = msgspec.json.Decoder(_CwdProbe)
 
 
 def default_root(runtime: str, env: dict[str, str]) -> Path:
@@ -97,30 +88,6 @@ def _is_regular(path: Path) -> bool:
         return stat.S_ISREG(path.stat().st_mode)
     except OSError:
         return False
-
-
-def _cwd_of(path: Path) -> str:
-    """The working directory the session ran in, from its first lines ('' if not said)."""
-    try:
-        with open_regular(path) as f:
-            head = f.read(_CWD_PROBE_BYTES)
-    except OSError:
-        return ""
-    for line in head.split(b"\n")[:50]:
-        try:
-            probe = _PROBE.decode(line)
-        except msgspec.DecodeError:
-            continue
-        if probe.cwd:
-            return probe.cwd
-        if probe.payload:
-            try:
-                inner = _PROBE.decode(probe.payload)
-            except msgspec.DecodeError:
-                continue
-            if inner.cwd:
-                return inner.cwd
-    return ""
 
 
 async def import_sessions(
@@ -189,7 +156,7 @@ async def _read_ahead(
                 for path, session, size in candidates
                 if session not in known
             ]
-            await anyio.to_thread.run_sync(read_batch, runtime, fresh, _cwd_of)
+            await read_batch(history.reader, runtime, fresh)
             await send.send(Batch(group, fresh))
 
 
@@ -302,7 +269,7 @@ async def _insert_legacy(
     execution_id = clock.new_id(EXECUTION_PREFIX)
     document, digest = legacy_policy(runtime, session)
     origin = msgspec.json.encode(m.Origin(door="import", by=f"uid:{caller.uid}")).decode()
-    cwd = await anyio.to_thread.run_sync(_cwd_of, path)
+    cwd = await anyio.to_thread.run_sync(cwd_of, path)
     at = clock.now_iso()
 
     async def unit(conn: aiosqlite.Connection) -> None:

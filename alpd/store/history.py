@@ -1,37 +1,48 @@
-"""History tables: text folding for the index, the writer's SQL functions, and the queries.
+"""History tables: the writer's SQL functions and statements, and the cursor.
 
 The schema is migration V3 (`alpd.store.migrations`); the why is in docs/history.md. Two FTS5
 indexes cover the same documents (`search_docs`: history entries and thread titles/context):
 
-* ``search_words`` — unicode61 with ``remove_diacritics 2`` over text folded here first
-  (`fold_text`): SQLite 3.40's tokenizer strips combining marks but leaves letters that have
-  no decomposition (Vietnamese ``đ``, Polish ``ł``, Nordic ``ø`` …), so those are mapped in
-  Python. Folding maps one character to one character, so token positions in the folded text
-  are those of the stored text and ``snippet()`` highlights the original.
+* ``search_words`` — unicode61 with ``remove_diacritics 2`` over text folded first
+  (`alpd.store.entry_rows.fold_text`): SQLite 3.40's tokenizer strips combining marks but
+  leaves letters that have no decomposition (Vietnamese ``đ``, Polish ``ł``, Nordic ``ø``
+  …), so those are mapped in Python. Folding maps one character to one character, so token
+  positions in the folded text are those of the stored text and ``snippet()`` highlights
+  the original.
 * ``search_cjk`` — trigram, only for documents containing characters of scripts written
   without spaces (CJK, kana, Hangul, Thai, Lao, Khmer, Myanmar): routing, not a second copy
   of everything, because trigram costs ~4.4x the text on disk and builds ~3.3x slower
   (measured on a corpus of transcripts when this was chosen; see docs/history.md).
 
 What is computed per entry is computed where the entry is parsed, off the single writer
-(`EntryRow`: the entry's digest, its folded body when folding changes it, whether it is
-CJK-like); the writer runs set-based statements and calls Python only for a copy's digest and
-for the few folded bodies (`insert_entries`). The thread documents' triggers call
-``alp_fold`` and ``alp_has_cjk``, registered on the writer by `register_functions`.
+(`alpd.store.entry_rows.EntryRow`: the entry's digest, its folded body when folding changes
+it, whether it is CJK-like); the writer runs set-based statements and calls Python only for
+a copy's digest and for the few folded bodies (`insert_entries`). The thread documents'
+triggers call ``alp_fold`` and ``alp_has_cjk``, registered on the writer by
+`register_functions`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import aiosqlite
-import msgspec
+
+from alpd.store.entry_rows import (
+    DIGESTED_COLUMNS,
+    ROW_COLUMNS,
+    EntryRow,
+    Value,
+    entry_content,
+    entry_digest,
+    entry_row,
+    fold_text,
+    has_cjk,
+)
 
 __all__ = [
     "CURSOR_COLUMNS",
@@ -51,54 +62,6 @@ __all__ = [
     "register_functions",
 ]
 
-# Letters with no Unicode decomposition, which `remove_diacritics` therefore keeps.
-_FOLD: Final = str.maketrans(
-    {
-        "đ": "d",
-        "Đ": "D",
-        "ł": "l",
-        "Ł": "L",
-        "ø": "o",
-        "Ø": "O",
-        "ħ": "h",
-        "Ħ": "H",
-        "ŧ": "t",
-        "Ŧ": "T",
-        "ı": "i",
-        "ƀ": "b",
-        "ɨ": "i",
-        "ʉ": "u",
-        "ð": "d",
-        "Ð": "D",
-    }
-)
-
-_CJK: Final = re.compile(
-    "[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f"
-    "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]"
-)
-
-
-_FOLDABLE: Final = re.compile("[" + "".join(chr(code) for code in _FOLD) + "]")
-
-
-def fold_text(text: str | None) -> str:
-    """``text`` with the undecomposable diacritic letters mapped to their base letter."""
-    if not text or text.isascii():
-        return text or ""
-    # str.translate costs ~38 ns a character once a text holds any non-ASCII character (an
-    # output tail's leading "…" is enough); the regex scan that rules it out runs in C.
-    if _FOLDABLE.search(text) is None:
-        return text
-    return text.translate(_FOLD)
-
-
-def has_cjk(text: str | None) -> bool:
-    """Whether ``text`` holds a character of a script written without spaces between words."""
-    if not text or text.isascii():
-        return False
-    return _CJK.search(text) is not None
-
 
 def _has_cjk_sql(text: str | None) -> int:
     return 1 if has_cjk(text) else 0
@@ -113,56 +76,8 @@ async def register_functions(conn: aiosqlite.Connection) -> None:
     )
 
 
-#: the stored columns of an entry its digest covers, in this order
-DIGESTED_COLUMNS: Final = (
-    "execution_id", "native_id", "role", "kind", "text", "tool_name", "tool_input",
-    "output_tail", "output_sha256", "ts", "model", "usage", "call_id", "is_error",
-    "byte_offset", "copy_of",
-)  # fmt: skip
-
-Value = str | int | None
-
-
-def entry_content(values: Sequence[Value]) -> bytes:
-    """An entry's digested content: the JSON array of its `DIGESTED_COLUMNS` values in UTF-8,
-    written as SQLite's ``json_array`` writes it (compact, non-ASCII as is, the same escapes),
-    which is what digested the entries written before the digest moved to the parse side.
-    msgspec writes that text ~10x faster than the json module."""
-    return msgspec.json.encode(values)
-
-
-def entry_digest(content: bytes) -> str:
-    """`sha256:<hex>` of an entry's content (`entry_content`)."""
-    return "sha256:" + hashlib.sha256(content).hexdigest()
-
-
 def _entry_digest_sql(*values: Value) -> str:
     return entry_digest(entry_content(values))
-
-
-@dataclass(frozen=True, slots=True)
-class EntryRow:
-    """An entry ready to insert, with what the writer needs computed beside it."""
-
-    #: `INSERT_ENTRY`'s parameters, the digest of the entry stored whole among them
-    params: dict[str, Any]
-    #: the indexed body folded (`fold_text`), when folding changes it
-    folded: str | None
-    cjk: bool
-
-
-def entry_row(params: dict[str, Value]) -> EntryRow:
-    """`params` (every digested column but `copy_of`) with its digest, its folded body and
-    its CJK routing (pure; runs where the entry is parsed)."""
-    values = [params[column] for column in DIGESTED_COLUMNS[:-1]]
-    digest = entry_digest(entry_content([*values, None]))
-    body = "\n".join(
-        str(params[c] or "") for c in ("text", "tool_name", "tool_input", "output_tail")
-    )
-    folded = fold_text(body)
-    return EntryRow(
-        {**params, "digest": digest}, folded if folded is not body else None, has_cjk(body)
-    )
 
 
 # One statement inserts an entry, or nothing if (native_id, execution_id) exists. An entry
@@ -170,32 +85,40 @@ def entry_row(params: dict[str, Value]) -> EntryRow:
 # a pointer to that row, without its text, and is not indexed. Its digest covers what is
 # stored (`v`): the parse side's `:digest` for an entry stored whole, `alp_entry_digest` on
 # the writer for a copy (only then is `copy_of` known).
-INSERT_ENTRY: Final = f"""
+def _insert_entry(bind: Callable[[str], str]) -> str:
+    p = {column: bind(column) for column in ROW_COLUMNS}
+    return f"""
 INSERT INTO history_entries ({", ".join(DIGESTED_COLUMNS)}, digest)
-SELECT v.*, iif(v.copy_of IS NULL, :digest,
+SELECT v.*, iif(v.copy_of IS NULL, {p["digest"]},
     alp_entry_digest({", ".join("v." + column for column in DIGESTED_COLUMNS)}))
 FROM (
-    SELECT :execution_id AS execution_id, :native_id AS native_id, :role AS role,
-        :kind AS kind, iif(c.id IS NULL, :text, NULL) AS text, :tool_name AS tool_name,
-        iif(c.id IS NULL, :tool_input, NULL) AS tool_input,
-        iif(c.id IS NULL, :output_tail, NULL) AS output_tail, :output_sha256 AS output_sha256,
-        :ts AS ts, :model AS model, iif(c.id IS NULL, :usage, NULL) AS usage,
-        :call_id AS call_id, :is_error AS is_error, :byte_offset AS byte_offset,
-        c.id AS copy_of
+    SELECT {p["execution_id"]} AS execution_id, {p["native_id"]} AS native_id,
+        {p["role"]} AS role, {p["kind"]} AS kind, iif(c.id IS NULL, {p["text"]}, NULL) AS text,
+        {p["tool_name"]} AS tool_name, iif(c.id IS NULL, {p["tool_input"]}, NULL) AS tool_input,
+        iif(c.id IS NULL, {p["output_tail"]}, NULL) AS output_tail,
+        {p["output_sha256"]} AS output_sha256, {p["ts"]} AS ts, {p["model"]} AS model,
+        iif(c.id IS NULL, {p["usage"]}, NULL) AS usage, {p["call_id"]} AS call_id,
+        {p["is_error"]} AS is_error, {p["byte_offset"]} AS byte_offset, c.id AS copy_of
     FROM (SELECT (SELECT id FROM history_entries
-                  WHERE native_id = :native_id AND execution_id != :execution_id
+                  WHERE native_id = {p["native_id"]} AND execution_id != {p["execution_id"]}
                     AND copy_of IS NULL LIMIT 1) AS id) AS c
 ) AS v
 WHERE true
 ON CONFLICT (native_id, execution_id) DO NOTHING
 """
 
+
+INSERT_ENTRY: Final = _insert_entry(lambda column: ":" + column)
+# The same, bound by position (`EntryRow.values`, in `ROW_COLUMNS` order): what the writer
+# runs, without a dict and a look-up by name per value.
+_INSERT_ENTRY_AT: Final = _insert_entry(lambda column: f"?{ROW_COLUMNS.index(column) + 1}")
+
 # An entry whose native id no other execution holds (in the store, or earlier in the same
 # batch) cannot be a copy: this plain statement stores what `INSERT_ENTRY` would for it,
 # without the copy look-up and the iif()s (a third of the insert's CPU on an import).
 INSERT_WHOLE: Final = f"""
-INSERT INTO history_entries ({", ".join(DIGESTED_COLUMNS[:-1])}, digest)
-VALUES ({", ".join(":" + column for column in DIGESTED_COLUMNS[:-1])}, :digest)
+INSERT INTO history_entries ({", ".join(ROW_COLUMNS)})
+VALUES ({", ".join("?" * len(ROW_COLUMNS))})
 ON CONFLICT (native_id, execution_id) DO NOTHING
 """
 
@@ -243,17 +166,15 @@ async def insert_entries(conn: aiosqlite.Connection, rows: Sequence[EntryRow]) -
     added = 0
     maybe_copies = await _maybe_copies(conn, rows)
     # in order, so entry ids follow the transcript as before
-    for may_copy, run in itertools.groupby(
-        rows, key=lambda row: row.params["native_id"] in maybe_copies
-    ):
-        statement = INSERT_ENTRY if may_copy else INSERT_WHOLE
-        async with conn.executemany(statement, [row.params for row in run]) as cur:
+    for may_copy, run in itertools.groupby(rows, key=lambda row: row.key[1] in maybe_copies):
+        statement = _INSERT_ENTRY_AT if may_copy else INSERT_WHOLE
+        async with conn.executemany(statement, [row.values for row in run]) as cur:
             added += max(cur.rowcount, 0)
     marked: dict[tuple[str, str], EntryRow] = {}
     for row in rows:
         if row.folded is not None or row.cjk:
             # the first of a repeated native id is the one stored
-            marked.setdefault((row.params["execution_id"], row.params["native_id"]), row)
+            marked.setdefault(row.key, row)
     folded: list[tuple[int, str]] = []
     cjk: list[int] = []
     if marked:
@@ -280,7 +201,7 @@ async def _maybe_copies(conn: aiosqlite.Connection, rows: Sequence[EntryRow]) ->
     first_holder: dict[str, str] = {}
     maybe: set[str] = set()
     for row in rows:
-        native_id, execution_id = row.params["native_id"], row.params["execution_id"]
+        execution_id, native_id = row.key
         if first_holder.setdefault(native_id, execution_id) != execution_id:
             maybe.add(native_id)
     async with conn.execute(_HELD, (json.dumps(list(first_holder), ensure_ascii=False),)) as cur:
