@@ -44,7 +44,13 @@ from alpd.services.executions import Executions
 from alpd.services.read_process import TranscriptReader
 from alpd.services.transcript_chunks import CHUNK_BYTES, Chunk, Source, read_chunk
 from alpd.store.db import Store
-from alpd.store.history import UPSERT_CURSOR, Cursor, insert_entries, register_functions
+from alpd.store.history import (
+    UPSERT_CURSOR,
+    Cursor,
+    insert_entries,
+    register_functions,
+    register_functions_on,
+)
 from protocol import jsonrpc
 from protocol import messages as m
 
@@ -200,6 +206,18 @@ class HistoryService:
 
         return await self.d.store.write(wrapped)
 
+    async def write_blocking(self, unit: Callable[[sqlite3.Connection], T]) -> T:
+        """`Store.write_blocking` (one hop to the writer's thread for the whole unit), with
+        the index triggers' functions registered on the writer."""
+
+        def wrapped(conn: sqlite3.Connection) -> T:
+            if not self._functions_ready:
+                register_functions_on(conn)
+                self._functions_ready = True
+            return unit(conn)
+
+        return await self.d.store.write_blocking(wrapped)
+
     # after settle (hook) and the background worker's queue
 
     async def after_settle(self, execution_id: str) -> None:
@@ -312,23 +330,22 @@ class HistoryService:
             prices = self.ex.agents.runtime(row["runtime"]).prices
             cost = price_cost(usage, updated.model, prices)
 
-        async def unit(conn: aiosqlite.Connection) -> int:
-            async with conn.execute(
+        def unit(conn: sqlite3.Connection) -> int:
+            found = conn.execute(
                 "SELECT consumed FROM history_cursors WHERE execution_id = ?",
                 (cursor.execution_id,),
-            ) as cur:
-                found = await cur.fetchone()
+            ).fetchone()
             if (None if found is None else int(found[0])) != expected:
                 raise _CursorMoved
-            _, added = await insert_entries(conn, chunk.rows)
-            await conn.execute(UPSERT_CURSOR, updated.values())
-            await conn.execute(
+            _, added = insert_entries(conn, chunk.rows)
+            conn.execute(UPSERT_CURSOR, updated.values())
+            conn.execute(
                 "UPDATE executions SET usage = ?, cost_usd = ? WHERE id = ?",
                 (updated.usage, cost, cursor.execution_id),
             )
             return added
 
-        added = await self.write(unit)
+        added = await self.write_blocking(unit)
         for name in Cursor.__slots__:
             setattr(cursor, name, getattr(updated, name))
         if chunk.redactions:

@@ -24,12 +24,12 @@ the one-by-one path.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import aiosqlite
 import msgspec
 import structlog
 
@@ -180,14 +180,16 @@ async def write_batch(
             cost = price_cost(chunk.usage, cursor.model, prices)
         prepared.append(_Prepared(new, chunk, cursor, cost))
 
-    async def unit(conn: aiosqlite.Connection) -> list[NewSession]:
+    def unit(conn: sqlite3.Connection) -> list[NewSession]:
         marks = ", ".join("?" * len(prepared))
-        async with conn.execute(
-            f"SELECT DISTINCT native_session_id FROM executions WHERE native_session_id IN "
-            f"({marks})",
-            [p.new.session for p in prepared],
-        ) as cur:
-            taken = {row[0] for row in await cur.fetchall()}
+        taken = {
+            row[0]
+            for row in conn.execute(
+                f"SELECT DISTINCT native_session_id FROM executions WHERE native_session_id IN "
+                f"({marks})",
+                [p.new.session for p in prepared],
+            )
+        }
         todo = [p for p in prepared if p.new.session not in taken]
         if not todo:
             return [p.new for p in prepared]
@@ -215,33 +217,33 @@ async def write_batch(
                     at,
                 )
             )
-        await conn.executemany(_INSERT_EXECUTION, executions)
-        before, added_rows = await insert_entries(conn, [r for p in todo for r in p.chunk.rows])
+        conn.executemany(_INSERT_EXECUTION, executions)
+        before, added_rows = insert_entries(conn, [r for p in todo for r in p.chunk.rows])
         if added_rows:
-            async with conn.execute(
-                "SELECT execution_id, count(*) FROM history_entries WHERE id > ? "
-                "GROUP BY execution_id",
-                (before,),
-            ) as cur:
-                added = {row[0]: row[1] for row in await cur.fetchall()}
+            added = dict(
+                conn.execute(
+                    "SELECT execution_id, count(*) FROM history_entries WHERE id > ? "
+                    "GROUP BY execution_id",
+                    (before,),
+                ).fetchall()
+            )
             for p in todo:
                 p.new.added = added.get(p.new.execution_id, 0)
         for p in todo:
             if p.chunk.parent_session_id:
                 # A fork's parent, imported earlier (maybe in this very transaction).
-                async with conn.execute(
+                parent = conn.execute(
                     "SELECT id FROM executions WHERE native_session_id = ? AND id != ? "
                     "ORDER BY created_at LIMIT 1",
                     (p.chunk.parent_session_id, p.new.execution_id),
-                ) as cur:
-                    parent = await cur.fetchone()
+                ).fetchone()
                 if parent is not None:
                     p.cursor.links_to, p.cursor.link_kind = parent[0], "fork"
-        await conn.executemany(UPSERT_CURSOR, [p.cursor.values() for p in todo])
-        await conn.executemany(SET_TIMES, [(p.new.execution_id,) for p in todo])
+        conn.executemany(UPSERT_CURSOR, [p.cursor.values() for p in todo])
+        conn.executemany(SET_TIMES, [(p.new.execution_id,) for p in todo])
         return [p.new for p in prepared if p.new.session in taken]
 
-    taken = await history.write(unit)
+    taken = await history.write_blocking(unit)
     for p in prepared:
         if p.chunk.redactions and p.new not in taken:
             log.info("history_redacted", execution=p.new.execution_id, findings=p.chunk.redactions)

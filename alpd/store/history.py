@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import aiosqlite
 
+from alpd.store.db import on_thread
 from alpd.store.entry_rows import (
     DIGESTED_COLUMNS,
     ROW_COLUMNS,
@@ -60,6 +62,7 @@ __all__ = [
     "has_cjk",
     "insert_entries",
     "register_functions",
+    "register_functions_on",
 ]
 
 
@@ -69,9 +72,14 @@ def _has_cjk_sql(text: str | None) -> int:
 
 async def register_functions(conn: aiosqlite.Connection) -> None:
     """Give ``conn`` the functions the V3 index triggers and `INSERT_ENTRY` call."""
-    await conn.create_function("alp_fold", 1, fold_text, deterministic=True)
-    await conn.create_function("alp_has_cjk", 1, _has_cjk_sql, deterministic=True)
-    await conn.create_function(
+    await on_thread(conn, register_functions_on)
+
+
+def register_functions_on(conn: sqlite3.Connection) -> None:
+    """`register_functions` on the writer's thread."""
+    conn.create_function("alp_fold", 1, fold_text, deterministic=True)
+    conn.create_function("alp_has_cjk", 1, _has_cjk_sql, deterministic=True)
+    conn.create_function(
         "alp_entry_digest", len(DIGESTED_COLUMNS), _entry_digest_sql, deterministic=True
     )
 
@@ -155,21 +163,19 @@ _INDEX_CJK: Final = (
 )
 
 
-async def insert_entries(conn: aiosqlite.Connection, rows: Sequence[EntryRow]) -> tuple[int, int]:
-    """Insert `rows` and index the ones inserted, in the caller's transaction. Returns the
-    largest entry id before them (the entries added are those above it) and how many were
-    added."""
-    async with conn.execute("SELECT coalesce(max(id), 0) FROM history_entries") as cur:
-        before = int((await cur.fetchone() or (0,))[0])
+def insert_entries(conn: sqlite3.Connection, rows: Sequence[EntryRow]) -> tuple[int, int]:
+    """Insert `rows` and index the ones inserted, in the caller's transaction (blocking: on
+    the writer's thread, `Store.write_blocking`). Returns the largest entry id before them
+    (the entries added are those above it) and how many were added."""
+    before = int(conn.execute("SELECT coalesce(max(id), 0) FROM history_entries").fetchone()[0])
     if not rows:
         return before, 0
     added = 0
-    maybe_copies = await _maybe_copies(conn, rows)
+    maybe_copies = _maybe_copies(conn, rows)
     # in order, so entry ids follow the transcript as before
     for may_copy, run in itertools.groupby(rows, key=lambda row: row.key[1] in maybe_copies):
         statement = _INSERT_ENTRY_AT if may_copy else INSERT_WHOLE
-        async with conn.executemany(statement, [row.values for row in run]) as cur:
-            added += max(cur.rowcount, 0)
+        added += max(conn.executemany(statement, [row.values for row in run]).rowcount, 0)
     marked: dict[tuple[str, str], EntryRow] = {}
     for row in rows:
         if row.folded is not None or row.cjk:
@@ -179,23 +185,24 @@ async def insert_entries(conn: aiosqlite.Connection, rows: Sequence[EntryRow]) -
     cjk: list[int] = []
     if marked:
         keys = list(marked)
-        async with conn.execute(_IDS_OF, (before, json.dumps(keys, ensure_ascii=False))) as cur:
-            for entry_id, key in await cur.fetchall():
-                row = marked[keys[key]]
-                if row.folded is not None:
-                    folded.append((entry_id, row.folded))
-                if row.cjk:
-                    cjk.append(entry_id)
-    await conn.execute(_INDEX_WORDS, (before, json.dumps([entry_id for entry_id, _ in folded])))
+        for entry_id, key in conn.execute(
+            _IDS_OF, (before, json.dumps(keys, ensure_ascii=False))
+        ).fetchall():
+            row = marked[keys[key]]
+            if row.folded is not None:
+                folded.append((entry_id, row.folded))
+            if row.cjk:
+                cjk.append(entry_id)
+    conn.execute(_INDEX_WORDS, (before, json.dumps([entry_id for entry_id, _ in folded])))
     if folded:
-        await conn.executemany(_INDEX_FOLDED, folded)
+        conn.executemany(_INDEX_FOLDED, folded)
     if cjk:
-        await conn.execute(_INDEX_CJK[0], (json.dumps(cjk),))
-        await conn.execute(_INDEX_CJK[1], (before,))
+        conn.execute(_INDEX_CJK[0], (json.dumps(cjk),))
+        conn.execute(_INDEX_CJK[1], (before,))
     return before, added
 
 
-async def _maybe_copies(conn: aiosqlite.Connection, rows: Sequence[EntryRow]) -> set[str]:
+def _maybe_copies(conn: sqlite3.Connection, rows: Sequence[EntryRow]) -> set[str]:
     """The native ids among `rows` that may be stored as a copy: held by a stored entry, or
     by two executions within `rows`. Every other row goes in through `INSERT_WHOLE`."""
     first_holder: dict[str, str] = {}
@@ -204,8 +211,8 @@ async def _maybe_copies(conn: aiosqlite.Connection, rows: Sequence[EntryRow]) ->
         execution_id, native_id = row.key
         if first_holder.setdefault(native_id, execution_id) != execution_id:
             maybe.add(native_id)
-    async with conn.execute(_HELD, (json.dumps(list(first_holder), ensure_ascii=False),)) as cur:
-        maybe.update(native_id for (native_id,) in await cur.fetchall())
+    held = conn.execute(_HELD, (json.dumps(list(first_holder), ensure_ascii=False),))
+    maybe.update(native_id for (native_id,) in held.fetchall())
     return maybe
 
 

@@ -11,6 +11,7 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from alpd.store.db import on_thread
 from alpd.store.history import (
     DIGESTED_COLUMNS,
     INSERT_ENTRY,
@@ -48,10 +49,11 @@ def test_inserted_entries_are_indexed_once_each_folded_and_routed(tmp_path: Path
                 for statement in migration:
                     await conn.execute(statement)
             await register_functions(conn)
-            _, first = await insert_entries(conn, [_row("a", "1", "hello wombat")])
+            _, first = await on_thread(conn, insert_entries, [_row("a", "1", "hello wombat")])
             assert first == 1
-            before, added = await insert_entries(
+            before, added = await on_thread(
                 conn,
+                insert_entries,
                 [
                     _row("a", "1", "already stored"),  # same key: nothing new
                     _row("b", "2", "Đường wombat"),
@@ -117,7 +119,7 @@ def test_batches_store_what_the_copy_aware_insert_stores_row_by_row(
                 for batch in batches:
                     rows = [_row(*spec) for spec in batch]
                     if batched:
-                        await insert_entries(conn, rows)
+                        await on_thread(conn, insert_entries, rows)
                     else:
                         for row in rows:
                             await conn.execute(INSERT_ENTRY, row.params)
