@@ -206,6 +206,7 @@ METHODS: dict[str, MethodSpec] = {
         m.HistoryImportResult,
         "index existing native sessions as legacy-unthreaded executions; idempotent",
         blocking=True,
+        errors=("HISTORY_READER_FAILED",),
     ),
     "history/search": MethodSpec(
         m.HistorySearchParams,
