@@ -123,7 +123,7 @@ async def import_sessions(
     # Batch k+1 is read while batch k is written (one batch ahead at most).
     send, receive = anyio.create_memory_object_stream[Batch](1)
     try:
-        async with anyio.create_task_group() as tg:
+        async with history.d.store.bulk(), anyio.create_task_group() as tg:
             tg.start_soon(_read_ahead, history, params.runtime, listed, send)
             async with receive:
                 async for batch in receive:

@@ -12,8 +12,9 @@ shielded from cancellation once it has begun.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -67,6 +68,9 @@ _PRAGMAS = (
 #: ~8 MiB of rows and index pages, and with the default cache the inserts spilled and
 #: re-read their own pages (bench, 300 MB import: inserts -30%, the writer -14% CPU)
 _WRITER_CACHE = "PRAGMA cache_size = -16384"
+#: WAL pages between checkpoints: SQLite's default, and during a bulk write (`Store.bulk`)
+CHECKPOINT_PAGES = 1000
+BULK_CHECKPOINT_PAGES = 10_000
 
 
 async def on_thread(
@@ -126,6 +130,7 @@ class Store:
         self._writer = writer
         self._reader = reader
         self._write_lock = anyio.Lock()
+        self._bulk = 0
 
     @classmethod
     async def open(cls, path: Path) -> Store:
@@ -164,6 +169,28 @@ class Store:
         """`write` for a unit of plain (blocking) sqlite3 calls: BEGIN, the unit and COMMIT
         run on the writer's thread in one hop (`on_thread`), for bulk work."""
         return await self._serialised(on_thread, self._writer, _transaction, unit)
+
+    @contextlib.asynccontextmanager
+    async def bulk(self) -> AsyncIterator[None]:
+        """Settings for a bulk write (a history import), while one runs: the WAL is
+        checkpointed every ~40 MiB instead of every ~4 MiB. Each commit is still synced (the
+        durability of what is committed is unchanged); the WAL grows larger between
+        checkpoints, and a checkpoint copies a page once however often it changed meanwhile
+        (bench, 300 MB import: the writer -8% CPU)."""
+        self._bulk += 1
+        try:
+            if self._bulk == 1:
+                await self._checkpoint_every(BULK_CHECKPOINT_PAGES)
+            yield
+        finally:
+            self._bulk -= 1
+            if self._bulk == 0:
+                with anyio.CancelScope(shield=True):
+                    await self._checkpoint_every(CHECKPOINT_PAGES)
+
+    async def _checkpoint_every(self, pages: int) -> None:
+        async with self._write_lock:
+            await self._writer.execute(f"PRAGMA wal_autocheckpoint = {pages}")
 
     async def _serialised(
         self, run: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs
