@@ -101,19 +101,35 @@ def floor_seconds(directories: list[Path], work: Path) -> float:
 
 
 def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except FileNotFoundError:
+        pass  # exited
     return 0.0
 
 
+def children_rss_mb(pid: int) -> float:
+    """The RSS of `pid`'s child processes together (alpd's transcript reader)."""
+    total = 0.0
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            total += sum(rss_mb(int(child)) for child in children.read_text().split())
+        except (OSError, ValueError):
+            continue  # a thread or child that ended meanwhile
+    return total
+
+
 class RssSampler:
-    """alpd's RSS every 0.1 s, with the fraction of the import's bytes done at each sample."""
+    """alpd's RSS every 0.1 s, with the fraction of the import's bytes done at each sample,
+    and the peak RSS of its children (the transcript reader process)."""
 
     def __init__(self, pid: int, home: Path, total: int) -> None:
         self.pid, self.home, self.total = pid, home, total
         self.samples: list[tuple[float, float]] = []
+        self.children_peak = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -131,6 +147,7 @@ class RssSampler:
     def _run(self) -> None:
         while not self._stop.wait(0.1):
             self.samples.append((self._done_fraction(), rss_mb(self.pid)))
+            self.children_peak = max(self.children_peak, children_rss_mb(self.pid))
 
     def __enter__(self) -> RssSampler:
         self._thread.start()

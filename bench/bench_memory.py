@@ -8,6 +8,8 @@ file — what it takes to reach a million entries without gigabytes of tool outp
 * RSS with that state, after a `thread/list` and a search, against the RSS of the same alpd
   when it had just started on an empty home. Goal: < 120 MB.
 * RSS across the import: peak against the RSS once a tenth of the bytes was in. Goal ≤ 1.5×.
+  Beside it, the peak RSS of alpd's transcript reader process (a child of alpd) during the
+  import, reported against alpd's peak.
 * RSS across ALP_BENCH_SHOWS (default 10,000) `thread/show` calls over all threads: after
   against before. Goal ≤ 1.1×.
 """
@@ -91,6 +93,7 @@ def run() -> list[Result]:
             with RssSampler(d.pid, d.home, total_bytes(directories)) as sampler:
                 import_seconds(d, directories)
             early, peak = sampler.early_and_peak()
+            reader = sampler.children_peak
             with d.client() as client:
                 client.call("thread/list", {"all": True})
                 client.call("history/search", {"query": "alpha omega"})
@@ -115,6 +118,14 @@ def run() -> list[Result]:
             early,
             peak / early if early else None,
             "<= 1.5",
+        ),
+        Result(
+            "transcript reader process peak RSS during that import (vs alpd's peak)",
+            reader,
+            "MB",
+            peak,
+            reader / peak if peak else None,
+            "",
         ),
         Result(
             f"alpd RSS after {SHOWS:,} thread/show (vs before)",
