@@ -58,10 +58,11 @@ __all__ = [
     "write_batch",
 ]
 
-#: bytes of transcript per transaction: two chunks of a big file. Each commit flushes the
-#: full-text indexes' pending terms as a new segment (later merged) and syncs the WAL: 8 MiB
-#: took a tenth less of the writer's CPU than 4 MiB on the 300 MB import
-BATCH_BYTES: Final = 2 * CHUNK_BYTES
+#: bytes of transcript per transaction: the bound one chunk of a big file already has. Twice
+#: as much took a tenth less of the writer's CPU (fewer commits, fewer full-text segments to
+#: merge), but a batch's rows are held as Python objects while they wait, ~6x the bytes for
+#: short entries: alpd's RSS rose by a third (bench memory)
+BATCH_BYTES: Final = CHUNK_BYTES
 #: files per transaction (each costs a few rows besides its entries)
 BATCH_FILES: Final = 256
 

@@ -121,7 +121,7 @@ async def import_sessions(
         skipped=0,
     )
     # Batch k+1 is read while batch k is written (one batch ahead at most).
-    send, receive = anyio.create_memory_object_stream[Batch](1)
+    send, receive = anyio.create_memory_object_stream[Batch](0)
     try:
         async with history.d.store.bulk(), anyio.create_task_group() as tg:
             tg.start_soon(_read_ahead, history, params.runtime, listed, send)

@@ -64,10 +64,11 @@ _PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     "PRAGMA busy_timeout = 5000",
 )
-#: the writer's page cache (16 MiB; SQLite's default is 2): a history import batch writes
-#: ~8 MiB of rows and index pages, and with the default cache the inserts spilled and
-#: re-read their own pages (bench, 300 MB import: inserts -30%, the writer -14% CPU)
-_WRITER_CACHE = "PRAGMA cache_size = -16384"
+#: the writer's page cache (8 MiB; SQLite's default is 2): a history import batch writes
+#: ~4 MiB of rows plus their index pages, and with the default cache the inserts spilled and
+#: re-read their own pages (bench, 300 MB import: the inserts -30%, the writer -10% CPU;
+#: 16 MiB did no better)
+_WRITER_CACHE = "PRAGMA cache_size = -8192"
 #: WAL pages between checkpoints: SQLite's default, and during a bulk write (`Store.bulk`)
 CHECKPOINT_PAGES = 1000
 BULK_CHECKPOINT_PAGES = 10_000

@@ -51,6 +51,7 @@ def test_many_sessions_import_as_they_did_one_by_one(alpd: DaemonProcess, tmp_pa
     for n in range(SMALL):
         session, entries = small_session(first, n)
         expected[session] = (entries, "complete", 0)
+    smalls = sorted(expected)
     # Imported before, then it grew: its execution is synced from its cursor.
     grown = Claude()
     grown_path = tmp_path / "early" / f"{grown.session}.jsonl"
@@ -76,7 +77,8 @@ def test_many_sessions_import_as_they_did_one_by_one(alpd: DaemonProcess, tmp_pa
     expected[broken.session] = (2, "partial", 1)
     # The same session id in a second project directory: imported once, from the first file.
     second.mkdir()
-    twin = next(iter(sorted(first.glob("*.jsonl"))))
+    # (a small one: `grown`'s cursor names the file it was first imported from)
+    twin = first / f"{smalls[0]}.jsonl"
     shutil.copy(twin, second / twin.name)
     shutil.copytree(FIXTURES / "claude", root / "-home-dev-project")
     expected.update({s: (count, "complete", 0) for s, count in CLAUDE_COUNTS.items()})

@@ -65,7 +65,7 @@ def test_bulk_settings_hold_while_any_bulk_write_runs(tmp_path: Path) -> None:
         return seen
 
     normal, bulk = CHECKPOINT_PAGES, BULK_CHECKPOINT_PAGES
-    cache = -16384
+    cache = -8192
     assert anyio.run(main) == [
         (normal, cache),
         (bulk, cache),
