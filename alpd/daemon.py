@@ -103,6 +103,7 @@ class Runtime:
         self.executions.after_settle.append(self.reports.after_settle)
         self.recaps = RecapService(self.executions, self.history)
         self.executions.after_settle.append(self.recaps.after_settle)
+        self.executions.after_step.append(self.recaps.after_step)
         self.schedules = ScheduleService(self.executions, wake=lambda: self.scheduler.poke())
         self.scheduler = Scheduler(self.schedules, self.delivery)
         self.dispatcher = Dispatcher(build_handlers(self))

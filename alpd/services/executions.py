@@ -53,6 +53,8 @@ DEFAULT_AGENT = "claude"
 log = structlog.get_logger("alpd.executions")
 
 AfterSettle = Callable[[str], Awaitable[None]]
+#: told of each clear or undo: (the thread, the context revision the step wrote)
+AfterStep = Callable[[str, int], Awaitable[None]]
 
 
 class Executions:
@@ -64,6 +66,7 @@ class Executions:
         self.threads = ThreadService(daemon)
         self.supervisor: Supervisor | None = None
         self.after_settle: list[AfterSettle] = []
+        self.after_step: list[AfterStep] = []
         self._settled: dict[str, anyio.Event] = {}
         self.environ: dict[str, str] = dict(os.environ)
 

@@ -8,6 +8,10 @@ summariser (`alpd.services.summarisers`) and stores a valid recap, replacing the
 one. Failures (no reply, a reply that is not a valid recap) are counted per thread in
 memory for the back-off; a restart forgets them and retries once.
 
+When the recap a thread shows changes — a refresh stored one that stands, or a clear or
+undo made it lapse (`after_step`) — subscribers hear `thread/changed` with change `recap`,
+the thread carrying the new headline (none when it lapsed).
+
 The history a recap may read comes from ONE function, `alpd.services.recap_entries.
 readable_entries`; nothing else here reads history.
 """
@@ -42,7 +46,7 @@ from alpd.domain.session_context import render_session_context
 from alpd.services.context import Caller
 from alpd.services.executions import Executions
 from alpd.services.history import HistoryService
-from alpd.services.recap_entries import STANDS, readable_entries
+from alpd.services.recap_entries import STANDS, STOOD_BEFORE, readable_entries
 from alpd.services.snapshots import load_snapshot
 from alpd.services.summarisers import (
     ApiSummariser,
@@ -51,7 +55,7 @@ from alpd.services.summarisers import (
     SummaryJob,
     SummaryReply,
 )
-from alpd.services.threads import check_owner, load_thread_row
+from alpd.services.threads import check_owner, load_thread_row, thread_from_row
 from protocol import messages as m
 
 log = structlog.get_logger("alpd.recap")
@@ -272,7 +276,7 @@ class RecapService:
         at = self.d.clock.now_iso()
         last_entry = summary.last_entry_id if summary.last_entry_id is not None else g.after_id
 
-        async def unit(conn: aiosqlite.Connection) -> None:
+        async def unit(conn: aiosqlite.Connection) -> m.Thread | None:
             await conn.execute(
                 "INSERT OR REPLACE INTO recaps (thread_id, headline, gist, open_tasks, "
                 "source_revision, recap_entry_id, roots, execution_id, digest, made_at) "
@@ -290,9 +294,13 @@ class RecapService:
                     at,
                 ),
             )
+            # a clear or undo while it ran: stored, but it does not stand, nothing changed
+            return await _standing(conn, thread_id)
 
-        await self.d.store.write(unit)
+        thread = await self.d.store.write(unit)
         self.failures.pop(thread_id, None)
+        if thread is not None:
+            self.ex.threads.publish(thread, "recap")
         log.info("recap_refreshed", thread=thread_id, execution=reply.execution_id,
                  input_chars=len(summary.text), entries=summary.entries)  # fmt: skip
 
@@ -308,6 +316,25 @@ class RecapService:
                         reason=exc.reason, failures=count + 1)  # fmt: skip
             return None
 
+    async def after_step(self, thread_id: str, revision: int) -> None:
+        """A clear or undo wrote context `revision`: if it made the recap lapse, subscribers
+        hear it (`thread/changed`, change `recap`, no headline)."""
+
+        async def unit(conn: aiosqlite.Connection) -> m.Thread | None:
+            async with conn.execute(
+                f"SELECT {STOOD_BEFORE} AS before, {STOOD_BEFORE} AS after "
+                "FROM recaps r WHERE r.thread_id = ?",
+                (revision, revision + 1, thread_id),
+            ) as cur:
+                row = await cur.fetchone()
+            if row is None or not row["before"] or row["after"]:
+                return None
+            return thread_from_row(await load_thread_row(conn, thread_id))
+
+        thread = await self.d.store.write(unit)
+        if thread is not None:
+            self.ex.threads.publish(thread, "recap")
+
     # reads
 
     async def show(self, caller: Caller, thread_id: str) -> m.ThreadRecap:
@@ -322,6 +349,19 @@ class RecapService:
 
         row = await self.d.store.write(unit)
         return recap_view(thread_id, row, self.availability(), refreshing=thread_id in self.flights)
+
+
+async def _standing(conn: aiosqlite.Connection, thread_id: str) -> m.Thread | None:
+    """The thread with the headline of the recap it has now, or None when its recap does not
+    stand (stored by a refresh that a clear or undo overtook: nothing anyone sees changed)."""
+    async with conn.execute(
+        f"SELECT r.headline FROM recaps r WHERE r.thread_id = ? AND {STANDS}", (thread_id,)
+    ) as cur:
+        recap = await cur.fetchone()
+    if recap is None:
+        return None
+    thread = thread_from_row(await load_thread_row(conn, thread_id))
+    return msgspec.structs.replace(thread, headline=recap["headline"])
 
 
 def recap_state(availability: RecapAvailability) -> m.RecapState:

@@ -17,12 +17,17 @@ from alpd.domain.recap import RecapEntry
 from alpd.services.history_labels import recap_entries
 from alpd.store.db import Store
 
-#: a recap (`r`) stands while no clear came after it and no root it read was undone
-STANDS = (
-    "NOT EXISTS (SELECT 1 FROM context_steps s LEFT JOIN executions u ON u.id = s.execution_id "
+#: the steps that undo a recap (`r`): a clear after it, an undo of a root it read
+_AGAINST = (
+    "SELECT 1 FROM context_steps s LEFT JOIN executions u ON u.id = s.execution_id "
     "WHERE s.thread_id = r.thread_id AND s.revision > r.source_revision "
-    "AND (s.kind = 'clear' OR u.sequence <= r.roots))"
+    "AND (s.kind = 'clear' OR u.sequence <= r.roots)"
 )
+#: a recap (`r`) stands while no clear came after it and no root it read was undone
+STANDS = f"NOT EXISTS ({_AGAINST})"
+#: whether it stood before the context revision given as the parameter (only older steps
+#: count): a step at revision n made it lapse when it stood before n and not before n + 1
+STOOD_BEFORE = f"NOT EXISTS ({_AGAINST} AND s.revision < ?)"
 
 
 async def readable_entries(
@@ -45,4 +50,4 @@ async def readable_entries(
     ]
 
 
-__all__ = ["STANDS", "readable_entries"]
+__all__ = ["STANDS", "STOOD_BEFORE", "readable_entries"]

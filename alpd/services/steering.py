@@ -14,6 +14,8 @@ then, in one `BEGIN IMMEDIATE … COMMIT`:
 
 Nothing is deleted or edited: older snapshots, the undone root and its history stay as they
 were; history entries are labelled through the step (`alpd.services.history_labels`).
+After the step is published (`thread/changed`), the `after_step` hooks are told (the recap:
+`alpd.services.recap`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Literal
 
 import aiosqlite
+import structlog
 
 from alpd.domain.context import Snapshot
 from alpd.domain.steering import RootMark, Step, cleared_snapshot, restored_snapshot, root_to_undo
@@ -40,6 +43,8 @@ from alpd.store.steps import StepRecord, insert_step, load_steps, step_record
 from protocol import messages as m
 
 __all__ = ["clear", "step_to_wire", "thread_steps", "undo"]
+
+log = structlog.get_logger("alpd.steering")
 
 StepChange = Literal["cleared", "undone"]
 #: the step to write, given the verified head (inside the unit)
@@ -160,4 +165,9 @@ async def _step(
     async with ex.leases.thread(thread_id):
         result = await ex.d.store.write(unit)
     ex.threads.publish(result.thread, change)
+    for hook in ex.after_step:
+        try:
+            await hook(thread_id, result.step.revision)
+        except Exception:
+            log.exception("after_step_failed", thread=thread_id)
     return result

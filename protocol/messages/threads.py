@@ -22,7 +22,8 @@ class Thread(Wire):
     root_count: int = 0
     #: the kind of the newest root (thread/list only), None before the first
     last_kind: Kind | None = None
-    #: the recap's headline (derived by a model, not authority); `thread/list` only
+    #: the recap's headline (derived by a model, not authority); `thread/list`, and
+    #: `thread/changed` with change `recap` (absent there: the recap lapsed)
     headline: str | None = None
 
 

@@ -10,7 +10,9 @@ history tests do, so the thread has real history entries copied by the daemon.
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +175,69 @@ def test_three_roots_get_a_recap_that_the_fourth_root_opens_with(
             "SELECT * FROM root_derived WHERE execution_id = ?", (fourth["execution"]["id"],)
         ).fetchone()
     assert (given["recap_revision"], given["tail_from"]) == (3, last)
+
+
+class ThreadChanges:
+    """A subscription to one thread's `thread/changed` notifications, read when asked."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.heard: list[dict[str, Any]] = []
+        self._pending = b""
+
+    def changes(self) -> list[str]:
+        """Every change heard so far, in order (reading what has arrived)."""
+        try:
+            while chunk := self.sock.recv(65536):
+                self._pending += chunk
+        except TimeoutError:
+            pass
+        *lines, self._pending = self._pending.split(b"\n")
+        self.heard += [json.loads(line)["params"] for line in lines if b'"method"' in line]
+        return [params["change"] for params in self.heard]
+
+    def recaps(self) -> list[dict[str, Any]]:
+        """The thread as each `recap` change carried it."""
+        self.changes()
+        return [params["thread"] for params in self.heard if params["change"] == "recap"]
+
+
+@contextmanager
+def thread_changes(d: DaemonProcess, thread_id: str) -> Iterator[ThreadChanges]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(d.socket_path))
+        params = {"events": ["thread/changed"], "threadId": thread_id}
+        request = {"jsonrpc": "2.0", "id": 1, "method": "events/subscribe", "params": params}
+        sock.sendall(json.dumps(request).encode() + b"\n")
+        sock.settimeout(0.05)
+        yield ThreadChanges(sock)
+
+
+def test_subscribers_hear_when_the_recap_is_made_and_when_a_clear_makes_it_lapse(
+    d: DaemonProcess, server: ModelServer, tmp_path: Path
+) -> None:
+    thread = d.call("thread/create", {"title": "heard", "cwd": str(tmp_path)})
+    assert isinstance(thread, dict)
+    server.script(TextReply(json.dumps(RECAP)))
+    claude = Claude()
+    with thread_changes(d, thread["id"]) as heard:
+        for index in range(3):
+            settled_root(d, thread["id"], tmp_path, claude.prompt(f"p{index}"), claude.reply("r"))
+        [made] = wait_for(heard.recaps, what="the new recap, announced")
+        assert made["id"] == thread["id"] and made["headline"] == RECAP["headline"]
+        assert recap(d, thread["id"])["headline"] == RECAP["headline"]  # stored first
+        d.call("thread/clear", {"threadId": thread["id"]})
+        wait_for(lambda: len(heard.recaps()) == 2, what="the lapsed recap, announced")
+        lapsed = heard.recaps()[1]
+        assert "headline" not in lapsed
+        assert lapsed["contextRevision"] == made["contextRevision"] + 1
+        assert heard.changes()[-2:] == ["cleared", "recap"]
+        # another clear: there is no recap left to lapse, so nothing more is announced
+        d.call("thread/clear", {"threadId": thread["id"]})
+        d.call("thread/close", {"threadId": thread["id"]})
+        wait_for(lambda: heard.changes()[-1] == "closed", what="the close after it")
+        assert heard.changes()[-3:] == ["recap", "cleared", "closed"]
+    assert recap(d, thread["id"]).get("headline") is None
 
 
 def test_an_agent_can_turn_the_recap_off(
