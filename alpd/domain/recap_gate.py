@@ -10,6 +10,9 @@ Gating (`refresh_verdict`), in this order:
    over → `later`, at the time it will be (the service sets one timer per thread);
 4. otherwise → `refresh`.
 
+The gate is not told what asked: a settled root, a clear or undo, and the thread's timer get
+the same verdict for the same activity, so none of them skips the interval or the back-off.
+
 Back-off (`backoff_seconds`): after the n-th failure in a row, `backoffSeconds · 2^(n-1)`,
 at most `maxBackoffSeconds`; a success resets the count.
 

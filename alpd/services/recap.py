@@ -1,7 +1,8 @@
 """Keeping each thread's recap: triggers, the single flight per thread, one refresh, reads.
 
-A refresh is triggered when a root of the thread settles (after its history is copied) and
-by its own timer when the gate said "later". What happens is decided by the pure rules of
+A refresh is triggered when a root of the thread settles (after its history is copied), when
+a clear or undo wrote a new context revision (`after_step`), and by its own timer when the
+gate said "later". What happens is decided by the pure rules of
 `alpd.domain.recap_gate` (gating, single flight, back-off) and `alpd.domain.recap` (the
 bounded input, what is kept of the reply); this module reads the counts they need, runs the
 summariser (`alpd.services.summarisers`) and stores a valid recap, replacing the previous
@@ -318,7 +319,8 @@ class RecapService:
 
     async def after_step(self, thread_id: str, revision: int) -> None:
         """A clear or undo wrote context `revision`: if it made the recap lapse, subscribers
-        hear it (`thread/changed`, change `recap`, no headline)."""
+        hear it (`thread/changed`, change `recap`, no headline); then it asks for a refresh,
+        through the gate like any trigger."""
 
         async def unit(conn: aiosqlite.Connection) -> m.Thread | None:
             async with conn.execute(
@@ -334,6 +336,8 @@ class RecapService:
         thread = await self.d.store.write(unit)
         if thread is not None:
             self.ex.threads.publish(thread, "recap")
+        if self.tg is not None:
+            self.trigger(thread_id)
 
     # reads
 

@@ -25,6 +25,7 @@ from alpd.domain.agents import default_config
 from alpd.domain.canonical import sha256_digest
 from alpd.domain.recap_config import RecapSettings
 from alpd.events import EventBus
+from alpd.services import steering
 from alpd.services.context import Caller, Daemon
 from alpd.services.exec_dirs import Paths
 from alpd.services.executions import Executions
@@ -146,6 +147,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
 
     fake = FakeSummariser(ex)
     recaps = RecapService(ex, HistoryService(ex), summariser=fake, sleep=fake_sleep)
+    ex.after_step.append(recaps.after_step)
     caller = Caller(uid=os.getuid(), gid=os.getgid(), pid=os.getpid())
     thread = await ex.threads.create(caller, m.ThreadCreateParams(title="bench", cwd=str(tmp_path)))
     try:
@@ -296,3 +298,48 @@ async def test_a_new_root_carries_the_recap_and_records_what_it_was_given(
     assert row is not None and row["recap_revision"] == 2
     assert (row["digest"], row["chars"]) == (sha256_digest(given.encode()), len(given))
     assert row["tail_from"] is not None
+
+
+async def refreshed(w: World, calls: int) -> m.ThreadRecap:
+    await until(lambda: len(w.fake.inputs) == calls, f"refresh {calls}")
+    await until(lambda: w.thread_id not in w.recaps.flights, "the flight")
+    return await recap_of(w)
+
+
+async def test_an_undo_asks_for_a_refresh_that_starts_over_without_the_undone_root(
+    world: World,
+) -> None:
+    w = world
+    w.fake.release.set()
+    await w.root("ONE asked", "ONE answered")
+    await w.root("TWO asked", "TWO answered")
+    await w.root("THREE asked", "THREE answered")
+    w.recaps.trigger(w.thread_id)
+    assert (await refreshed(w, 1)).headline == "Bench rerun"
+    w.clock.at += timedelta(seconds=600)
+    w.fake.reply = GOOD.replace("Bench rerun", "Two roots kept")
+    params = m.ThreadStepParams(thread_id=w.thread_id)
+    await steering.undo(w.ex, w.caller, params)  # root 3, which the recap read: it lapses
+    again = await refreshed(w, 2)  # the undo asked; nothing else did
+    sent = w.fake.inputs[1]
+    assert "ONE asked" in sent and "TWO answered" in sent
+    assert "THREE" not in sent and "## Previous recap" not in sent
+    assert again.headline == "Two roots kept" and again.source_revision == 4
+
+
+async def test_a_refresh_an_undo_asks_for_still_waits_for_the_interval(world: World) -> None:
+    w = world
+    w.fake.release.set()
+    for word in ("ONE", "TWO", "THREE"):
+        await w.root(f"{word} asked", f"{word} answered")
+    w.recaps.trigger(w.thread_id)
+    await refreshed(w, 1)
+    w.clock.at += timedelta(seconds=30)
+    await steering.undo(w.ex, w.caller, m.ThreadStepParams(thread_id=w.thread_id))
+    await until(lambda: len(w.sleepers) == 1, "the timer for the rest of the interval")
+    assert w.sleeps == [pytest.approx(90.0)] and len(w.fake.inputs) == 1
+    assert (await recap_of(w)).headline is None  # lapsed, not yet replaced
+    w.clock.at += timedelta(seconds=90)
+    w.sleepers[0].set()
+    assert (await refreshed(w, 2)).headline == "Bench rerun"
+    assert "THREE" not in w.fake.inputs[1]
