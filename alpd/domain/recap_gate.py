@@ -4,8 +4,9 @@ parameter.
 Gating (`refresh_verdict`), in this order:
 
 1. nothing new since the last refresh (no history entry a recap may read) → `skip`;
-2. fewer than `minRoots` roots settled and fewer than `minEntries` entries copied since it →
-   `skip` (a thread must accumulate real activity before it costs anything);
+2. fewer than `minRoots` roots and fewer than `minEntries` entries since it → `skip` (a
+   thread must accumulate real activity before it costs anything); both count only what a
+   recap may read, so a cleared or undone root is no activity;
 3. the last refresh less than `minIntervalSeconds` ago, or the back-off after failures not
    over → `later`, at the time it will be (the service sets one timer per thread);
 4. otherwise → `refresh`.
@@ -35,6 +36,7 @@ from alpd.domain.recap_config import RecapSettings
 class Activity:
     """What happened in a thread since its last refresh (or ever, before the first)."""
 
+    #: entries a recap may read, and the roots they belong to
     new_entries: int
     new_roots: int
     last_refresh_at: datetime | None = None

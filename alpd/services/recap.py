@@ -88,6 +88,7 @@ class _Gathered:
     made_at: datetime | None
     entries: list[RecapEntry]
     new_entries: int
+    #: the newest settled root's sequence (what the recap covers, for the undo rule)
     roots: int
     new_roots: int
 
@@ -248,7 +249,7 @@ class RecapService:
                 entries=[],
                 new_entries=0,
                 roots=roots,
-                new_roots=roots - (int(recap["roots"]) if recap is not None and stands else 0),
+                new_roots=0,
             )
 
         gathered = await self.d.store.write(unit)
@@ -257,7 +258,16 @@ class RecapService:
         entries = await readable_entries(
             self.d.store, thread_id, gathered.after_id, RECAP_ENTRY_LIMIT
         )
-        return replace(gathered, entries=entries, new_entries=len(entries))
+        # Counted from what may be read: a cleared or undone root is no activity. A root
+        # that settled after the unit above may be among them: the recap covers it too.
+        sequences = {entry.sequence for entry in entries if entry.sequence is not None}
+        return replace(
+            gathered,
+            entries=entries,
+            new_entries=len(entries),
+            new_roots=len(sequences),
+            roots=max(sequences | {gathered.roots}),
+        )
 
     async def _refresh(self, thread_id: str, g: _Gathered, settings: RecapSettings) -> None:
         summary = build_summary_input(

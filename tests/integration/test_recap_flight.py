@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 import anyio
@@ -25,6 +26,7 @@ from alpd.domain.agents import default_config
 from alpd.domain.canonical import sha256_digest
 from alpd.domain.recap_config import RecapSettings
 from alpd.events import EventBus
+from alpd.services import recap as recap_service
 from alpd.services import steering
 from alpd.services.context import Caller, Daemon
 from alpd.services.exec_dirs import Paths
@@ -343,3 +345,59 @@ async def test_a_refresh_an_undo_asks_for_still_waits_for_the_interval(world: Wo
     w.sleepers[0].set()
     assert (await refreshed(w, 2)).headline == "Bench rerun"
     assert "THREE" not in w.fake.inputs[1]
+
+
+async def test_after_a_clear_only_new_work_counts_and_is_summarised(world: World) -> None:
+    w = world
+    w.fake.release.set()
+    await w.root("ONE asked", "ONE answered")
+    await w.root("TWO asked", "TWO answered")
+    w.recaps.trigger(w.thread_id)
+    await refreshed(w, 1)
+    w.clock.at += timedelta(seconds=600)
+    await steering.clear(w.ex, w.caller, m.ThreadStepParams(thread_id=w.thread_id))
+    await until(lambda: w.thread_id not in w.recaps.flights, "the refresh the clear asked for")
+    assert len(w.fake.inputs) == 1  # nothing a recap may read: no call
+    assert (await recap_of(w)).headline is None
+    await w.root("THREE asked", "THREE answered")
+    w.recaps.trigger(w.thread_id)
+    await until(lambda: w.thread_id not in w.recaps.flights, "the gated flight")
+    assert len(w.fake.inputs) == 1  # one root since the clear: the cleared two do not count
+    await w.root("FOUR asked", "FOUR answered")
+    w.recaps.trigger(w.thread_id)
+    assert (await refreshed(w, 2)).headline == "Bench rerun"
+    sent = w.fake.inputs[1]
+    assert "THREE asked" in sent and "FOUR answered" in sent
+    assert "ONE" not in sent and "TWO" not in sent and "## Previous recap" not in sent
+    started = await w.ex.continue_thread(
+        w.caller,
+        m.ContinueParams(thread_id=w.thread_id, runtime="command", args=["true"], cwd=str(w.tmp)),
+    )
+    given = Path(started.session_context_path).read_text()
+    assert "Headline: Bench rerun" in given and "FOUR answered" in given
+    assert "ONE" not in given and "TWO" not in given
+
+
+async def test_a_root_that_settles_while_a_refresh_gathers_is_covered_by_its_undo(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = world
+    w.fake.release.set()
+    await w.root("ONE asked", "ONE answered")
+    await w.root("TWO asked", "TWO answered")
+    read = recap_service.readable_entries
+
+    async def late_root(*args: Any) -> Any:
+        # the third root settles between the refresh's count of roots and its read
+        monkeypatch.setattr(recap_service, "readable_entries", read)
+        await w.root("LATE asked", "LATE answered")
+        return await read(*args)
+
+    monkeypatch.setattr(recap_service, "readable_entries", late_root)
+    w.recaps.trigger(w.thread_id)
+    await refreshed(w, 1)
+    assert "LATE answered" in w.fake.inputs[0]
+    assert (await recap_of(w)).headline == "Bench rerun"
+    await steering.undo(w.ex, w.caller, m.ThreadStepParams(thread_id=w.thread_id))
+    # the recap read the undone root: it lapses
+    assert (await recap_of(w)).headline is None
