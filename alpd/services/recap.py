@@ -6,8 +6,8 @@ gate said "later". What happens is decided by the pure rules of
 `alpd.domain.recap_gate` (gating, single flight, back-off) and `alpd.domain.recap` (the
 bounded input, what is kept of the reply); this module reads the counts they need, runs the
 summariser (`alpd.services.summarisers`) and stores a valid recap, replacing the previous
-one. Failures (no reply, a reply that is not a valid recap) are counted per thread in
-memory for the back-off; a restart forgets them and retries once.
+one. Failures (no reply, a reply that is not a valid recap) are counted per thread for the
+back-off in `recap_failures`, beside the recap, so a restart keeps backing off.
 
 When the recap a thread shows changes — a refresh stored one that stands, or a clear or
 undo made it lapse (`after_step`) — subscribers hear `thread/changed` with change `recap`,
@@ -91,6 +91,9 @@ class _Gathered:
     #: the newest settled root's sequence (what the recap covers, for the undo rule)
     roots: int
     new_roots: int
+    #: failed refreshes in a row, and when the last one failed
+    failures: int
+    failed_at: datetime | None
 
 
 class RecapService:
@@ -109,8 +112,6 @@ class RecapService:
         self.tg: anyio.abc.TaskGroup | None = None
         self.flights: dict[str, Flight] = {}
         self.timers: set[str] = set()
-        #: failed refreshes in a row per thread, and when the last one failed
-        self.failures: dict[str, tuple[int, datetime]] = {}
 
     @property
     def settings(self) -> RecapSettings:
@@ -184,13 +185,12 @@ class RecapService:
         gathered = await self._gather(thread_id, settings)
         if gathered is None or not gathered.open:
             return
-        failures, failed_at = self.failures.get(thread_id, (0, None))
         activity = Activity(
             new_entries=gathered.new_entries,
             new_roots=gathered.new_roots,
             last_refresh_at=gathered.made_at,
-            failures=failures,
-            last_failure_at=failed_at,
+            failures=gathered.failures,
+            last_failure_at=gathered.failed_at,
         )
         now = self.d.clock.now()
         verdict = refresh_verdict(activity, settings, now)
@@ -235,6 +235,10 @@ class RecapService:
                 (thread_id,),
             ) as cur:
                 roots = int((await cur.fetchone())[0])  # type: ignore[index]
+            async with conn.execute(
+                "SELECT failures, failed_at FROM recap_failures WHERE thread_id = ?", (thread_id,)
+            ) as cur:
+                failed = await cur.fetchone()
             snapshot, digest = await load_snapshot(conn, thread_id, thread["context_revision"])
             return _Gathered(
                 owner_uid=thread["owner_uid"],
@@ -250,6 +254,8 @@ class RecapService:
                 new_entries=0,
                 roots=roots,
                 new_roots=0,
+                failures=failed["failures"] if failed is not None else 0,
+                failed_at=datetime.fromisoformat(failed["failed_at"]) if failed else None,
             )
 
         gathered = await self.d.store.write(unit)
@@ -281,7 +287,7 @@ class RecapService:
             settings=settings,
         )
         reply = await self.summariser().summarise(job)
-        recap = self._valid(thread_id, reply)
+        recap = await self._valid(thread_id, reply)
         if recap is None or reply.execution_id is None:
             return
         at = self.d.clock.now_iso()
@@ -305,27 +311,42 @@ class RecapService:
                     at,
                 ),
             )
+            await conn.execute("DELETE FROM recap_failures WHERE thread_id = ?", (thread_id,))
             # a clear or undo while it ran: stored, but it does not stand, nothing changed
             return await _standing(conn, thread_id)
 
         thread = await self.d.store.write(unit)
-        self.failures.pop(thread_id, None)
         if thread is not None:
             self.ex.threads.publish(thread, "recap")
         log.info("recap_refreshed", thread=thread_id, execution=reply.execution_id,
                  input_chars=len(summary.text), entries=summary.entries)  # fmt: skip
 
-    def _valid(self, thread_id: str, reply: SummaryReply) -> Recap | None:
+    async def _valid(self, thread_id: str, reply: SummaryReply) -> Recap | None:
         try:
             if reply.text is None:
                 raise RecapRejected(reply.error or "no reply")
             return parse_recap_reply(reply.text)
         except RecapRejected as exc:
-            count, _ = self.failures.get(thread_id, (0, None))
-            self.failures[thread_id] = (count + 1, self.d.clock.now())
+            count = await self._failed(thread_id)
             log.warning("recap_discarded", thread=thread_id, execution=reply.execution_id,
-                        reason=exc.reason, failures=count + 1)  # fmt: skip
+                        reason=exc.reason, failures=count)  # fmt: skip
             return None
+
+    async def _failed(self, thread_id: str) -> int:
+        """One more failure in a row (now); how many there are."""
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> int:
+            async with conn.execute(
+                "INSERT INTO recap_failures (thread_id, failures, failed_at) VALUES (?, 1, ?) "
+                "ON CONFLICT (thread_id) DO UPDATE SET failures = failures + 1, "
+                "failed_at = excluded.failed_at RETURNING failures",
+                (thread_id, at),
+            ) as cur:
+                row = await cur.fetchone()
+            return int(row[0]) if row is not None else 1
+
+        return await self.d.store.write(unit)
 
     async def after_step(self, thread_id: str, revision: int) -> None:
         """A clear or undo wrote context `revision`: if it made the recap lapse, subscribers

@@ -528,6 +528,19 @@ V13_RECAPS: Final = (
     """,
 )
 
+# The recap's back-off (alpd/domain/recap_gate.py), kept beside its recap so a restart does
+# not retry at once: the failed refreshes of a thread in a row and when the last one failed.
+# A row exists only while the count is above 0; a successful refresh deletes it.
+V14_RECAP_FAILURES: Final = (
+    """
+    CREATE TABLE recap_failures (
+        thread_id TEXT PRIMARY KEY REFERENCES threads (id),
+        failures  INTEGER NOT NULL CHECK (failures > 0),
+        failed_at TEXT NOT NULL
+    ) STRICT, WITHOUT ROWID
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -542,6 +555,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V11_DELIVERY_PATHS,
     V12_CONTEXT_STEPS,
     V13_RECAPS,
+    V14_RECAP_FAILURES,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -84,6 +84,7 @@ class World:
     tmp: Path
     sleeps: list[float]
     sleepers: list[anyio.Event]
+    sleep: Callable[[float], Awaitable[None]]
 
     async def root(self, *texts: str) -> str:
         """A settled root whose transcript gave these entries (prompt, reply, …)."""
@@ -155,7 +156,9 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     try:
         async with anyio.create_task_group() as tg:
             recaps.tg = tg
-            yield World(ex, recaps, fake, clock, caller, thread.id, tmp_path, sleeps, sleepers)
+            yield World(
+                ex, recaps, fake, clock, caller, thread.id, tmp_path, sleeps, sleepers, fake_sleep
+            )
             tg.cancel_scope.cancel()
     finally:
         await store.close()
@@ -244,11 +247,48 @@ async def test_an_invalid_reply_is_discarded_and_backs_off(world: World) -> None
     await until(lambda: len(w.fake.inputs) == 1, "the refresh")
     await until(lambda: w.thread_id not in w.recaps.flights, "the flight")
     assert (await recap_of(w)).headline is None  # discarded, not truncated
-    assert w.recaps.failures[w.thread_id][0] == 1
+    assert await failures(w) == (1, "2026-11-30T12:00:00.000Z")
     await w.root("five", "six")
     w.recaps.trigger(w.thread_id)
     await until(lambda: len(w.sleepers) == 1, "the back-off timer")
     assert w.sleeps == [pytest.approx(60.0)] and len(w.fake.inputs) == 1
+
+
+async def failures(w: World) -> tuple[int, str] | None:
+    row = await w.ex.d.store.fetchone(
+        "SELECT failures, failed_at FROM recap_failures WHERE thread_id = ?", (w.thread_id,)
+    )
+    return None if row is None else (row["failures"], row["failed_at"])
+
+
+async def test_the_back_off_survives_a_restart_and_a_success_clears_it(world: World) -> None:
+    w = world
+    w.fake.release.set()
+    w.fake.reply = "no JSON here"
+    await w.root("one", "two")
+    await w.root("three", "four")
+    w.recaps.trigger(w.thread_id)
+    await refreshed(w, 1)
+    w.clock.at += timedelta(seconds=90)
+    await w.root("five", "six")
+    w.recaps.trigger(w.thread_id)
+    await refreshed(w, 2)  # the first back-off (60 s) is over: the second failure
+    assert await failures(w) == (2, "2026-11-30T12:01:30.000Z")
+    # alpd restarts: a new service on the same database, with nothing in memory
+    w.clock.at += timedelta(seconds=60)
+    restarted = RecapService(w.ex, w.recaps.history, summariser=w.fake, sleep=w.sleep)
+    restarted.tg = w.recaps.tg
+    await w.root("seven", "eight")
+    restarted.trigger(w.thread_id)
+    await until(lambda: len(w.sleepers) == 1, "the back-off timer after the restart")
+    assert w.sleeps == [pytest.approx(60.0)] and len(w.fake.inputs) == 2  # 120 s after 2
+    w.fake.reply = GOOD
+    w.clock.at += timedelta(seconds=60)
+    w.sleepers[0].set()
+    await until(lambda: len(w.fake.inputs) == 3, "the refresh after the back-off")
+    await until(lambda: w.thread_id not in restarted.flights, "its flight")
+    assert (await restarted.show(w.caller, w.thread_id)).headline == "Bench rerun"
+    assert await failures(w) is None
 
 
 async def test_the_summariser_gets_filtered_text_only(world: World) -> None:

@@ -216,6 +216,8 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("recaps", "execution_id"): _ID,
     ("recaps", "digest"): _DIGEST,
     ("recaps", "made_at"): _TIME,
+    ("recap_failures", "thread_id"): _ID,
+    ("recap_failures", "failed_at"): _TIME,
     ("root_derived", "execution_id"): _ID,
     ("root_derived", "recap_made_at"): _TIME,
     ("root_derived", "recap_digest"): _DIGEST,
