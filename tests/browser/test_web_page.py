@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_for
 from webpage import WebPage, open_page
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
@@ -143,6 +144,9 @@ def test_a_named_error_is_shown_in_the_page(daemon: DaemonProcess, browser_page:
 def test_search_and_open_a_hit(daemon: DaemonProcess, browser_page: Any) -> None:
     page = browser_page
     thread = cli_json(daemon, "thread", "create", "--title", "quarterly zebra migration")
+    # A title reaches the search index with the history sync's next pass, not with the
+    # create; the page searches once, so it must not ask before that pass.
+    wait_for(lambda: cli_json(daemon, "search", "zebra")["hits"], what="the title indexed")
     web = open_page(daemon)
     log_in(page, web)
     page.get_by_role("link", name="Search").click()
