@@ -21,7 +21,10 @@ How, in the order it runs:
    call or subscript (``getpass.getpass(…)``, ``os.environ["…"]``) or an attribute of a
    well-known object (``self.password``).
 4. The one rule without a literal (Discord bot tokens) is located by a literal-led regex.
-5. Overlapping spans are merged (the first kind named), and each is replaced.
+5. What a span holds of a ``[REDACTED:<kind>]`` marker is taken out of it (the marker is
+   never a secret), so ``redact`` is idempotent: a second pass over a redacted or cut text
+   keeps every marker and its kind.
+6. Overlapping spans are merged (the first kind named), and each is replaced.
 
 A text with no literal costs one lower-casing and one automaton pass; a common literal
 (``SK``, ``sk-``, ``key``) one anchored attempt per occurrence, never a regex scan of the
@@ -147,6 +150,8 @@ _LOCATED = tuple(
 
 _SECRET_GROUPS = ("s", "s2", "s3")
 _MARKER = "[REDACTED:"
+# A marker ``redact`` wrote (or one pasted from a redacted text): never a secret itself.
+_MARKER_SPAN = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # When two rules find the same span, the kind named is the first one's in this order.
 _KIND_ORDER = {
@@ -164,7 +169,7 @@ class Redacted:
 
 def redact(text: str) -> Redacted:
     """``text`` with each secret replaced by ``[REDACTED:<kind>]``, and the kinds found."""
-    spans = _find(text)
+    spans = _outside_markers(text, _find(text))
     if not spans:
         return Redacted(text, ())
     pieces: list[str] = []
@@ -283,9 +288,6 @@ class _Scan:
         start, end = _secret_span(match)
         if rule.closing is not None:
             end = self._closed(rule, match.end()) or min(len(self.text), end + rule.fallback)
-        # An earlier redaction's marker is not a secret: redacting stays idempotent.
-        if self.text.startswith(_MARKER, start):
-            return
         if rule.check is None or rule.check(self.text[start:end]):
             self.spans.append((start, end, rule.kind))
             self._covered[rule] = end
@@ -356,6 +358,32 @@ def _is_code(value: str, after: str) -> bool:
     if after in ("(", "[") or _CONSTANT_NAME.fullmatch(value) is not None:
         return True
     return _DOTTED_NAME.fullmatch(value) is not None and value.split(".", 1)[0] in _CODE_OBJECTS
+
+
+def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``spans`` without the ``[REDACTED:<kind>]`` markers they overlap: what a span holds
+    besides a marker is still redacted, the marker never again. So a second pass over a
+    redacted text (a cut tail, a re-encoded tool input) keeps every marker and its kind,
+    where ``url_password`` would read ``[REDACTED`` as the user and ``github_token]`` as the
+    password of ``https://[REDACTED:github_token]@github.com``."""
+    if not spans or _MARKER not in text:
+        return spans
+    markers = [match.span() for match in _MARKER_SPAN.finditer(text)]
+    starts = [start for start, _ in markers]
+    kept: list[tuple[int, int, str]] = []
+    for start, end, kind in spans:
+        index = max(0, bisect.bisect_right(starts, start) - 1)
+        for marker_start, marker_end in markers[index:]:
+            if marker_start >= end:
+                break
+            if marker_end <= start:
+                continue
+            if start < marker_start:
+                kept.append((start, marker_start, kind))
+            start = marker_end
+        if start < end:
+            kept.append((start, end, kind))
+    return kept
 
 
 def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
