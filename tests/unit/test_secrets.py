@@ -312,6 +312,16 @@ def test_a_token_redacted_inside_a_url_keeps_its_marker_when_redacted_again() ->
     assert redact(once.text) == type(once)(once.text, ())
 
 
+def test_a_secret_around_a_marker_is_redacted_and_the_marker_kept() -> None:
+    # Only the marker is taken out of a span: what the span holds besides it still goes.
+    result = redact('{"password": "hunter2[REDACTED:github_token]x9Kq2mZ7"}')
+    assert result.text == (
+        '{"password": "[REDACTED:secret_assignment][REDACTED:github_token]'
+        '[REDACTED:secret_assignment]"}'
+    )
+    assert redact(result.text).text == result.text
+
+
 # Places a bare token is pasted in, to plant every kind's secret next to other markers.
 _PLANTINGS = (
     "https://{}@github.com/x/y",
