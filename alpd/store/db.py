@@ -240,11 +240,8 @@ class Store:
         many statements it runs and whatever Python it does with their rows. Each hop costs
         a thread handoff (two context switches; milliseconds on a loaded machine), so a view
         made of several queries, or a query and the checks of its rows, is one unit of work.
-        The connection is query_only; `work` must not keep it or its cursors. aiosqlite has
-        no public call for this: `_execute` is the one its own `execute_fetchall` uses."""
-        reader = self._reader
-        result: T = await reader._execute(work, reader._conn)  # type: ignore[no-untyped-call]
-        return result
+        The connection is query_only; `work` must not keep it or its cursors."""
+        return await on_thread(self._reader, work)
 
     async def writer_alive(self) -> bool:
         """A trivial round trip through the writer connection (for the systemd watchdog)."""
