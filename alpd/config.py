@@ -1,5 +1,5 @@
 """Loading `config.toml` (agents and runtimes) from disk; the parsing itself is pure
-(`alpd.domain.agents`). A missing file means the built-in defaults; a file that cannot be
+(`alpd.domain.runs.agents`). A missing file means the built-in defaults; a file that cannot be
 read as UTF-8 text (a directory, unreadable, other bytes) is a ConfigError naming it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from alpd.domain.agents import AgentsConfig, ConfigError, default_config, parse_agents_config
+from alpd.domain.runs.agents import AgentsConfig, ConfigError, default_config, parse_agents_config
 
 
 def load_config(path: Path) -> AgentsConfig:

@@ -26,7 +26,7 @@ from alpd.background.history_sync import run_history_sync
 from alpd.background.scheduler import Scheduler
 from alpd.clock import Clock
 from alpd.config import load_config
-from alpd.domain.agents import AgentsConfig, ConfigError
+from alpd.domain.runs.agents import AgentsConfig, ConfigError
 from alpd.errors import ConfigInvalid, WebUnavailable
 from alpd.events import EventBus
 from alpd.lock import HomeLock
@@ -37,17 +37,17 @@ from alpd.rpc.handlers import build_handlers
 from alpd.rpc.listener import accept_forever, bind_unix_socket, connection_cap, refuse
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller, Daemon
-from alpd.services.delivery import DeliveryService
-from alpd.services.exec_dirs import Paths
-from alpd.services.executions import Executions
-from alpd.services.handoffs import HandoffService
-from alpd.services.history import HistoryService
-from alpd.services.inbox import Inbox
-from alpd.services.leases import Leases
-from alpd.services.recap import RecapService
-from alpd.services.reconcile import reconcile
-from alpd.services.reports import ReportService
-from alpd.services.schedules import ScheduleService
+from alpd.services.conversation.delivery import DeliveryService
+from alpd.services.conversation.handoffs import HandoffService
+from alpd.services.conversation.inbox import Inbox
+from alpd.services.conversation.reports import ReportService
+from alpd.services.history.sync import HistoryService
+from alpd.services.recap.refresh import RecapService
+from alpd.services.runs.dirs import Paths
+from alpd.services.runs.executions import Executions
+from alpd.services.runs.leases import Leases
+from alpd.services.runs.reconcile import reconcile
+from alpd.services.schedules.service import ScheduleService
 from alpd.socket_activation import listen_fds
 from alpd.store.db import Store
 from alpd.supervisor.supervisor import Supervisor

@@ -2,9 +2,10 @@
 
 Run: ``.venv/bin/python bench/secrets_corpus_report.py [--detect-secrets] [--baseline FILE]``
 
-* recall: share of the corpus samples (``tests/unit/secrets_corpus.py``) of each kind whose
+* recall: share of the corpus samples (``tests/unit/secrets/secrets_corpus.py``) of each kind whose
   every secret is gone from ``redact(text).text``;
-* false positives: findings per group of the negative corpus (``tests/unit/secrets_negatives.py``:
+* false positives: findings per group of the negative corpus
+(``tests/unit/secrets/secrets_negatives.py``:
   code that names secrets, look-alike command lines, URLs, ids and base64, prose), on the text
   the history would store from every fixture transcript (entries' text, tool input, output
   tail), and on the raw fixture files (system prompts, tool schemas: 1.5 MB of prose and JSON
@@ -16,8 +17,8 @@ Run: ``.venv/bin/python bench/secrets_corpus_report.py [--detect-secrets] [--bas
 
 ``--detect-secrets`` adds the same figures for Yelp detect-secrets (if installed), run
 in-process over every line with all its plugins, redacting each string it reports.
-``--baseline FILE`` adds them for another version of ``alpd/domain/secrets.py`` (for example
-``git show REV:alpd/domain/secrets.py > /tmp/before.py``; it must import from the current
+``--baseline FILE`` adds them for another version of ``alpd/domain/secrets/filter.py`` (for example
+``git show REV:alpd/domain/secrets/filter.py > /tmp/before.py``; it must import from the current
 tree), timed interleaved with this one.
 """
 
@@ -36,15 +37,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "unit")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "unit" / "secrets")]
 
 from secrets_corpus import KINDS, corpus  # noqa: E402
 from secrets_negatives import NEGATIVES  # noqa: E402
 
-from alpd.domain.secret_context import CONTEXT_RULES  # noqa: E402
-from alpd.domain.secret_rules import VENDOR_RULES  # noqa: E402
-from alpd.domain.secrets import redact  # noqa: E402
-from alpd.domain.transcripts import read_claude, read_codex  # noqa: E402
+from alpd.domain.history.transcripts import read_claude, read_codex  # noqa: E402
+from alpd.domain.secrets.context_rules import CONTEXT_RULES  # noqa: E402
+from alpd.domain.secrets.filter import redact  # noqa: E402
+from alpd.domain.secrets.rules import VENDOR_RULES  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "runtimes"
 RULES = (*CONTEXT_RULES, *VENDOR_RULES)
@@ -237,7 +238,7 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="FILE", help="another secrets.py to compare with")
     parser.add_argument("--runs", type=int, default=9, help="timing runs (median is kept)")
     args = parser.parse_args()
-    report("alpd.domain.secrets", ours, args.runs)
+    report("alpd.domain.secrets.filter", ours, args.runs)
     false_positives_per_rule()
     adversarial(ours)
     if args.baseline:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import anyio
 import structlog
 
-from alpd.services.history import HistoryService
+from alpd.services.history.sync import HistoryService
 from protocol import messages as m
 
 __all__ = ["DEFAULT_INTERVAL", "run_history_sync"]

@@ -5,7 +5,7 @@ woken early when a schedule changes (`poke`). Sleeps are capped at `MAX_SLEEP` s
 clock that jumps (suspend, NTP) is noticed within that time; an idle alpd wakes at most once
 a minute for it.
 
-A pass, for each active schedule whose next fire is due (`alpd.domain.schedule_plan.plan`
+A pass, for each active schedule whose next fire is due (`alpd.domain.schedules.plan.plan`
 decides what runs; everything in (accounted_until, now] is dealt with by one pass):
 
 1. In one transaction: the thread must still be open (else the schedule stops, with the
@@ -32,14 +32,15 @@ import anyio
 import structlog
 
 from alpd.clock import iso
-from alpd.domain.delivery import Source
-from alpd.domain.policy import Origin
-from alpd.domain.schedule_plan import Fire, plan
-from alpd.domain.secrets import redact
+from alpd.domain.conversation.delivery import Source
+from alpd.domain.runs.policy import Origin
+from alpd.domain.schedules.plan import Fire, plan
+from alpd.domain.secrets.filter import redact
 from alpd.errors import AlpError
 from alpd.services.context import Caller
-from alpd.services.delivery import DeliveryService, Submission, Submitted
-from alpd.services.schedules import (
+from alpd.services.conversation.delivery import DeliveryService, Submission, Submitted
+from alpd.services.conversation.wake import owner_caller
+from alpd.services.schedules.service import (
     ScheduleService,
     check_live,
     coalesce_key,
@@ -47,7 +48,6 @@ from alpd.services.schedules import (
     rule_of,
     rule_text,
 )
-from alpd.services.wake import owner_caller
 from protocol import messages as m
 
 __all__ = ["MAX_SLEEP", "Scheduler"]

@@ -11,19 +11,12 @@ import msgspec
 from alpd import __version__
 from alpd.rpc.dispatch import Handler, Session
 from alpd.runtimes.registry import adapters
-from alpd.services import (
-    activity,
-    delivery,
-    graph,
-    importer,
-    logs,
-    pins,
-    search,
-    steering,
-    views,
-)
-from alpd.services.recap import recap_state
-from alpd.services.wake import refuse_claimed_kind
+from alpd.services.conversation import activity, delivery
+from alpd.services.conversation.wake import refuse_claimed_kind
+from alpd.services.history import importer, search
+from alpd.services.recap.refresh import recap_state
+from alpd.services.runs import graph, logs
+from alpd.services.threads import pins, steering, views
 from alpd.store.db import Store
 from protocol import messages as m
 

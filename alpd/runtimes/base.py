@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from alpd.domain.agents import RuntimeConfig
-from alpd.domain.policy import Policy
+from alpd.domain.runs.agents import RuntimeConfig
+from alpd.domain.runs.policy import Policy
 from alpd.errors import RuntimeUnavailable
 
 SESSION_CONTEXT_FILE = "session-context.md"

@@ -21,8 +21,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from alpd.domain.agents import RuntimeConfig
-from alpd.domain.policy import Policy
+from alpd.domain.runs.agents import RuntimeConfig
+from alpd.domain.runs.policy import Policy
 from alpd.runtimes.base import (
     FoundSession,
     LaunchContext,

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import psutil
 
-from alpd.domain.agents import RuntimeConfig
-from alpd.domain.policy import Policy
+from alpd.domain.runs.agents import RuntimeConfig
+from alpd.domain.runs.policy import Policy
 from alpd.files import open_regular
 from alpd.runtimes.base import (
     FoundSession,

@@ -9,8 +9,8 @@ agent CLI.
 
 from __future__ import annotations
 
-from alpd.domain.agents import RuntimeConfig
-from alpd.domain.policy import Policy
+from alpd.domain.runs.agents import RuntimeConfig
+from alpd.domain.runs.policy import Policy
 from alpd.errors import InvalidArgument
 from alpd.runtimes.base import (
     FoundSession,

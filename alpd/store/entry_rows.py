@@ -4,7 +4,7 @@
 entry's digest (`entry_content` / `entry_digest`, over its `DIGESTED_COLUMNS`), its body
 folded for the word index when folding changes it (`fold_text`), and whether it goes to the
 trigram index too (`has_cjk`). Kept apart from the writer's SQL so the transcript reader
-process (`alpd.services.read_worker`) builds rows without loading the store.
+process (`alpd.services.history.read_worker`) builds rows without loading the store.
 """
 
 from __future__ import annotations

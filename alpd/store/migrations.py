@@ -362,7 +362,7 @@ V8_REPORTS: Final = (
     "CREATE INDEX reports_by_owner ON reports (owner_uid, created_at)",
 )
 
-# Schedules (issue 10; alpd/domain/schedule_plan.py has the planning rules). `accounted_until`:
+# Schedules (issue 10; alpd/domain/schedules/plan.py has the planning rules). `accounted_until`:
 # every fire time at or before it has been dealt with (run, queued, coalesced or skipped), so
 # a restart plans from there and never fires one twice. `firing_at`/`firing_missed`: a fire
 # recorded in the same transaction that advanced `accounted_until`, whose delivery is not
@@ -406,7 +406,7 @@ V9_SCHEDULES: Final = (
     "CREATE INDEX executions_by_owner ON executions (owner_uid, created_at)",
 )
 
-# Handoffs between threads (issue 12; the guards' rules are alpd/domain/handoff_guards.py).
+# Handoffs between threads (issue 12; the guards' rules are alpd/domain/conversation/guards.py).
 # A row is written when a send reserves its slot, in the transaction that read the pair's
 # slots, so two simultaneous sends cannot both see room; `slot` is then committed (the
 # delivery was stored, or the directive reached the inbox) or released (it failed).
@@ -457,11 +457,12 @@ V11_DELIVERY_PATHS: Final = (
     "ALTER TABLE deliveries ADD COLUMN note TEXT",
 )
 
-# Clear and undo (issue 11; rules in alpd/domain/steering.py). One row per context revision a
-# person wrote instead of a settling root: `clear` (an empty working context) or `undo` (the
-# content of `restored_revision`, taking back root `execution_id`'s contribution). Immutable
-# like the snapshots; a root is undone at most once (partial unique index). History entries
-# are never edited: their labels (`before-clear`, `undone`) are read through these rows.
+# Clear and undo (issue 11; rules in alpd/domain/threads/steering.py). One row per context
+# revision a person wrote instead of a settling root: `clear` (an empty working context) or
+# `undo` (the content of `restored_revision`, taking back root `execution_id`'s
+# contribution). Immutable like the snapshots; a root is undone at most once (partial unique
+# index). History entries are never edited: their labels (`before-clear`, `undone`) are read
+# through these rows.
 V12_CONTEXT_STEPS: Final = (
     """
     CREATE TABLE context_steps (
@@ -491,7 +492,7 @@ V12_CONTEXT_STEPS: Final = (
     """,
 )
 
-# Recaps (alpd/domain/recap.py): the last valid recap of each thread, replaced by each
+# Recaps (alpd/domain/recap/summary.py): the last valid recap of each thread, replaced by each
 # successful refresh (a derived view, not a record: the temp executions that made them are
 # the record), and what each root was given besides its pinned context — the recap's source
 # revision and a digest of the derived sections — so a run can be audited. `recap_entry_id`:
@@ -528,7 +529,7 @@ V13_RECAPS: Final = (
     """,
 )
 
-# The recap's back-off (alpd/domain/recap_gate.py), kept beside its recap so a restart does
+# The recap's back-off (alpd/domain/recap/gate.py), kept beside its recap so a restart does
 # not retry at once: the failed refreshes of a thread in a row and when the last one failed.
 # A row exists only while the count is above 0; a successful refresh deletes it.
 V14_RECAP_FAILURES: Final = (

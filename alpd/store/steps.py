@@ -1,6 +1,6 @@
 """SQL over `context_steps` (migration V10): the clears and undos of threads.
 
-The rule the labels follow is `alpd.domain.steering.labels_of`; this is its SQL form, so a
+The rule the labels follow is `alpd.domain.threads.steering.labels_of`; this is its SQL form, so a
 search or a recap can label (or skip) thousands of entries in the query that finds them.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-from alpd.domain.steering import HistoryLabel, Step, StepKind
+from alpd.domain.threads.steering import HistoryLabel, Step, StepKind
 
 __all__ = [
     "StepRecord",

@@ -26,7 +26,7 @@ import anyio
 import structlog
 from anyio.abc import TaskGroup
 
-from alpd.domain.secrets import REACH, redacted_tail
+from alpd.domain.secrets.filter import REACH, redacted_tail
 from alpd.errors import SpawnFailed
 from alpd.files import write_private_file
 from alpd.runtimes.base import LaunchSpec

@@ -15,7 +15,7 @@ Outcome = Literal["completed", "failed", "cancelled", "interrupted"]
 ExecutionStatus = Literal["reserved", "running", "settled"]
 PinKind = Literal["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
 HistoryLevel = Literal["complete", "partial", "final-only", "unsupported", "pending"]
-#: how clear and undo label a root's history entries (alpd.domain.steering)
+#: how clear and undo label a root's history entries (alpd.domain.threads.steering)
 HistoryLabel = Literal["before-clear", "undone"]
 
 

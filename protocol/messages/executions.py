@@ -27,7 +27,7 @@ from protocol.messages.threads import Thread
 
 class Origin(Wire):
     """Why an execution exists; written by the daemon, never by a client (see
-    alpd.domain.policy.Origin for what each field means per kind)."""
+    alpd.domain.runs.policy.Origin for what each field means per kind)."""
 
     door: str
     by: str
@@ -223,7 +223,8 @@ class ContextResult(Wire):
     thread_id: str
     revision: int
     digest: str
-    #: the snapshot (alpd.domain.context.Snapshot, camelCase); every line has sourceExecutionId
+    #: the snapshot (alpd.domain.threads.context.Snapshot, camelCase); every line has
+    #: sourceExecutionId
     snapshot: dict[str, Any]
     #: every compaction up to this revision, oldest first, each listing ALL the lines it
     #: dropped or truncated (kind, id, sourceExecutionId); the snapshot keeps a bounded copy

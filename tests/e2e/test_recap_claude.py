@@ -17,7 +17,7 @@ from fixtures_alp import WorldFactory
 from model_server import TextReply
 from polling import wait_for
 
-from alpd.domain.recap import INSTRUCTIONS
+from alpd.domain.recap.summary import INSTRUCTIONS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

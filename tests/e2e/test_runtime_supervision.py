@@ -5,7 +5,7 @@
 - alpd killed with SIGKILL while a headless Claude Code root runs: the run goes on without
   it (own session, output in files); on restart the root is settled from the ``exit-status``
   file the ``sh`` shim wrote when the run ended while alpd was down, or re-adopted and watched
-  to its end when it still runs (``alpd/services/reconcile.py``) — never lost;
+  to its end when it still runs (``alpd/services/runs/reconcile.py``) — never lost;
 - a runtime that exits at once settles ``failed`` with its output's tail; a missing binary is
   ``RUNTIME_UNAVAILABLE`` naming what was looked for and how to install it;
 - ``alp execution cancel`` ends a run that ignores SIGTERM and one that double-forked out of

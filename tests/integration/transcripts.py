@@ -1,6 +1,6 @@
 """Building Claude Code and Codex transcripts for history tests, line by line.
 
-The lines carry only the fields the readers use (see alpd/domain/transcripts); the real
+The lines carry only the fields the readers use (see alpd/domain/history/transcripts); the real
 CLIs' files are in tests/fixtures/runtimes.
 """
 

@@ -7,7 +7,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from alpd.domain.agents import RuntimeConfig
+from alpd.domain.runs.agents import RuntimeConfig
 from alpd.runtimes.base import LaunchContext
 from alpd.runtimes.mcp import codex_mcp_overrides, write_claude_mcp_config
 

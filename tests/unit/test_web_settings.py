@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from alpd.domain.agents import ConfigError, parse_agents_config
+from alpd.domain.runs.agents import ConfigError, parse_agents_config
 from alpd.domain.web_settings import WebSettings
 
 

@@ -1,0 +1,445 @@
+"""Agent definitions (roles) and the `[agents.*]` / `[runtimes.*]` tables of config.toml.
+
+An AgentDefinition is the *only* source of what a run may do besides the request itself
+(invariant 1 of docs/contract.md): it comes from the owner's config file, never from a
+Thread. Each runtime has a built-in agent of the same name with the runtime's own defaults,
+so `alp --runtime codex` works with an empty config; a config table of the same name
+replaces it.
+
+Config format (keys are camelCase, like the wire)::
+
+    [agents.reviewer]
+    runtime = "claude"                 # required unless the name is a built-in agent
+    allowedTools = ["Read", "Grep"]
+    disallowedTools = ["Bash"]
+    permissionMode = "plan"
+    workspace = "thread"               # "thread" | "cwd" | an absolute path
+    delegatesTo = ["claude"]           # agents it may start children for
+    instructions = "Review, do not edit."
+    model = "sonnet"
+    recap = false                      # its runs open without the thread's recap (default true)
+
+    [agents.watch]
+    runtime = "command"
+    args = ["sh", "-c", "./check.sh"]  # fixed runtime arguments: a request may not add its own
+
+    [handoff]                          # loop guards of handoffs between threads (defaults)
+    hopBound = 3                       # send, reply, one more reply
+    chainQuietSeconds = 600            # a chain quiet this long is over
+    pairQuota = 6                      # handoffs per ordered pair of threads …
+    pairWindowSeconds = 600            # … in this rolling window
+    reservationSeconds = 60            # an abandoned send slot frees up after this
+
+    [runtimes.claude]
+    command = "/opt/claude/bin/claude"
+    env = { CLAUDE_CONFIG_DIR = "/srv/claude" }
+    prices = { sonnet = { input = 3.0, output = 15.0, cacheRead = 0.3, cacheWrite = 3.75 } }
+
+    [recap]                            # the thread recap's summariser (alpd.domain.recap.config)
+    summariser = "runtime"
+
+Prices are USD per million tokens. A bad file raises `ConfigError(path, line, message)`:
+syntax errors take the line tomllib reports, semantic ones (unknown key, wrong type, unknown
+runtime or delegate) the line of the offending key or table, found by scanning the text.
+Unknown keys are errors so a typo (`allowedTool`) never silently widens or narrows a role.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from typing import Final, NoReturn
+
+import msgspec
+
+from alpd.domain.conversation.guards import LIMIT_KEYS, GuardLimits
+from alpd.domain.recap.config import RecapSettings, parse_recap_settings
+from alpd.domain.web_settings import WebSettings, parse_web_settings
+from alpd.errors import AgentNotFound
+
+BUILTIN_RUNTIMES: Final = ("claude", "codex", "command")
+WORKSPACE_RULES: Final = ("thread", "cwd")
+_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_AGENT_KEYS: Final = (
+    "runtime",
+    "allowedTools",
+    "disallowedTools",
+    "permissionMode",
+    "workspace",
+    "delegatesTo",
+    "instructions",
+    "model",
+    "args",
+    "recap",
+)
+_RUNTIME_KEYS: Final = ("command", "env", "prices")
+_PRICE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
+
+
+class ConfigError(Exception):
+    """config.toml is not valid; `line` is 1-based and points at the offending text, or is
+    None when the whole file is at fault (a directory, unreadable)."""
+
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.message = message
+        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+
+
+class AgentDefinition(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """A role: which runtime, which tools, which workspace, whom it may delegate to."""
+
+    name: str
+    runtime: str
+    allowed_tools: tuple[str, ...] = ()
+    disallowed_tools: tuple[str, ...] = ()
+    permission_mode: str | None = None
+    workspace_rule: str = "thread"
+    delegates_to: tuple[str, ...] = ()
+    instructions: str | None = None
+    model: str | None = None
+    #: runtime arguments fixed by the role (the `command` runtime's program and its arguments)
+    args: tuple[str, ...] = ()
+    #: whether its runs open with the thread's recap (derived, never authority)
+    recap: bool = True
+
+
+class ModelPrice(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """USD per million tokens for one model; overrides what the adapter ships."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+class RuntimeConfig(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """How to start one runtime: its program (None = find it on PATH) and extra env."""
+
+    name: str
+    command: str | None = None
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    prices: dict[str, ModelPrice] = msgspec.field(default_factory=dict)
+
+
+class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """Every agent (built-ins merged with the config's) and every runtime's settings."""
+
+    agents: dict[str, AgentDefinition]
+    runtimes: dict[str, RuntimeConfig]
+    #: the loop guards of handoffs (`[handoff]`)
+    handoff: GuardLimits = msgspec.field(default_factory=GuardLimits)
+    #: the thread recap's summariser and its thresholds (`[recap]`)
+    recap: RecapSettings = msgspec.field(default_factory=RecapSettings)
+    #: the file the agents come from (named in errors); None for the built-in defaults
+    source: str | None = None
+    #: the `[web]` table (alpd.domain.web_settings)
+    web: WebSettings = WebSettings()
+
+    def agent(self, name: str) -> AgentDefinition:
+        """The agent called `name`, or AGENT_NOT_FOUND naming the agent, the known ones and
+        the file that declares them."""
+        found = self.agents.get(name)
+        if found is None:
+            known = sorted(self.agents)
+            where = self.source or "config.toml"
+            raise AgentNotFound(
+                f"no agent {name!r}; known agents: {', '.join(known)} "
+                f"(agents are declared in {where}; `alp daemon reload` after editing it)",
+                agent=name,
+                knownAgents=known,
+                config=self.source,
+            )
+        return found
+
+    def runtime(self, name: str) -> RuntimeConfig:
+        """Settings of runtime `name` (defaults when the config has no table for it)."""
+        return self.runtimes.get(name) or RuntimeConfig(name=name)
+
+
+def builtin_agents(runtimes: tuple[str, ...] = BUILTIN_RUNTIMES) -> dict[str, AgentDefinition]:
+    """One agent per runtime, named after it, with that runtime's own defaults."""
+    return {name: AgentDefinition(name=name, runtime=name) for name in runtimes}
+
+
+def default_config() -> AgentsConfig:
+    """The configuration of a home without config.toml."""
+    return AgentsConfig(agents=builtin_agents(), runtimes={})
+
+
+def parse_agents_config(
+    toml_text: str,
+    *,
+    source: str,
+    known_runtimes: tuple[str, ...] = BUILTIN_RUNTIMES,
+    other_sections: frozenset[str] = frozenset(),
+) -> AgentsConfig:
+    """Parse config.toml; `source` is the path named in errors.
+
+    `known_runtimes` is the adapter registry (plugins may add to it); `other_sections` are
+    top-level tables owned by other parts of alpd, accepted here without being read.
+    """
+    try:
+        data = tomllib.loads(toml_text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, _syntax_error_line(str(exc), toml_text), str(exc)) from exc
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively.
+        line = _deep_nesting_line(toml_text)
+        raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
+    fail = _Failer(source, toml_text)
+    for key in data:
+        known = ("agents", "runtimes", "handoff", "web", "recap")
+        if key not in known and key not in other_sections:
+            fail(
+                (key,),
+                f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web' "
+                "or 'recap')",
+            )
+    runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
+    agents = builtin_agents(known_runtimes)
+    agents.update(_parse_agents(fail, data.get("agents", {}), known_runtimes))
+    for agent in agents.values():
+        for delegate in agent.delegates_to:
+            if delegate not in agents:
+                fail(
+                    ("agents", agent.name, "delegatesTo"),
+                    f"agent {agent.name!r}: delegatesTo names unknown agent {delegate!r}",
+                )
+    handoff = _parse_handoff(fail, data.get("handoff", {}))
+    web = parse_web_settings(fail, data.get("web"))
+    recap = parse_recap_settings(data.get("recap", {}), fail)
+    return AgentsConfig(agents=agents, runtimes=runtimes, handoff=handoff, web=web, recap=recap)
+
+
+def _parse_handoff(fail: _Failer, table: object) -> GuardLimits:
+    """`[handoff]`: each key a positive number (`hopBound` and `pairQuota` whole ones)."""
+    fields = _table(fail, ("handoff",), table)
+    _reject_unknown(fail, ("handoff",), fields, tuple(LIMIT_KEYS))
+    values: dict[str, float | int] = {}
+    for key, value in fields.items():
+        whole = key in ("hopBound", "pairQuota")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int if whole else (int, float))
+            or value <= 0
+        ):
+            what = "a whole number" if whole else "a number of seconds"
+            fail(("handoff", key), f"handoff.{key} must be {what} above 0, not {value!r}")
+        values[LIMIT_KEYS[key]] = value if whole else float(value)
+    return GuardLimits(**values)  # type: ignore[arg-type]
+
+
+def _parse_agents(
+    fail: _Failer, table: object, known_runtimes: tuple[str, ...]
+) -> dict[str, AgentDefinition]:
+    agents: dict[str, AgentDefinition] = {}
+    for name, body in _table(fail, ("agents",), table).items():
+        path = ("agents", name)
+        if not _NAME.fullmatch(name):
+            fail(path, f"agent name {name!r} must be letters, digits, '_', '.', '-'")
+        fields = _table(fail, path, body)
+        _reject_unknown(fail, path, fields, _AGENT_KEYS)
+        runtime = _opt_str(fail, path, fields, "runtime")
+        if runtime is None:
+            if name not in known_runtimes:
+                fail(path, f"agent {name!r} needs a runtime")
+            runtime = name
+        if runtime not in known_runtimes:
+            fail((*path, "runtime"), f"agent {name!r}: unknown runtime {runtime!r}")
+        agents[name] = AgentDefinition(
+            name=name,
+            runtime=runtime,
+            allowed_tools=_str_list(fail, path, fields, "allowedTools"),
+            disallowed_tools=_str_list(fail, path, fields, "disallowedTools"),
+            permission_mode=_opt_str(fail, path, fields, "permissionMode"),
+            workspace_rule=_workspace_rule(fail, path, fields),
+            delegates_to=_str_list(fail, path, fields, "delegatesTo"),
+            instructions=_opt_str(fail, path, fields, "instructions"),
+            model=_opt_str(fail, path, fields, "model"),
+            args=_str_list(fail, path, fields, "args"),
+            recap=_bool(fail, path, fields, "recap", default=True),
+        )
+    return agents
+
+
+def _parse_runtimes(
+    fail: _Failer, table: object, known_runtimes: tuple[str, ...]
+) -> dict[str, RuntimeConfig]:
+    runtimes: dict[str, RuntimeConfig] = {}
+    for name, body in _table(fail, ("runtimes",), table).items():
+        path = ("runtimes", name)
+        if name not in known_runtimes:
+            fail(path, f"unknown runtime {name!r} (known: {', '.join(known_runtimes)})")
+        fields = _table(fail, path, body)
+        _reject_unknown(fail, path, fields, _RUNTIME_KEYS)
+        env = _table(fail, (*path, "env"), fields.get("env", {}))
+        for key, value in env.items():
+            if not isinstance(value, str):
+                fail((*path, "env", key), f"runtime {name!r}: env.{key} must be a string")
+        runtimes[name] = RuntimeConfig(
+            name=name,
+            command=_opt_str(fail, path, fields, "command"),
+            env={key: str(value) for key, value in env.items()},
+            prices=_prices(fail, (*path, "prices"), fields.get("prices", {})),
+        )
+    return runtimes
+
+
+def _prices(fail: _Failer, path: tuple[str, ...], table: object) -> dict[str, ModelPrice]:
+    prices: dict[str, ModelPrice] = {}
+    for model, body in _table(fail, path, table).items():
+        fields = _table(fail, (*path, model), body)
+        _reject_unknown(fail, (*path, model), fields, _PRICE_KEYS)
+        numbers: dict[str, float] = {}
+        for key, value in fields.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                fail((*path, model, key), f"price {model}.{key} must be a number >= 0")
+            numbers[key] = float(value)
+        prices[model] = msgspec.convert(numbers, ModelPrice)
+    return prices
+
+
+def _workspace_rule(fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object]) -> str:
+    rule = _opt_str(fail, path, fields, "workspace")
+    if rule is None:
+        return "thread"
+    if rule not in WORKSPACE_RULES and not rule.startswith("/"):
+        fail((*path, "workspace"), 'workspace must be "thread", "cwd" or an absolute path')
+    return rule
+
+
+def _table(fail: _Failer, path: tuple[str, ...], value: object) -> dict[str, object]:
+    if not isinstance(value, dict):
+        fail(path, f"{'.'.join(path)} must be a table")
+    return value
+
+
+def _reject_unknown(
+    fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object], known: tuple[str, ...]
+) -> None:
+    for key in fields:
+        if key not in known:
+            fail(
+                (*path, key),
+                f"unknown key {key!r} in [{'.'.join(path)}] (known: {', '.join(known)})",
+            )
+
+
+def _opt_str(
+    fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object], key: str
+) -> str | None:
+    value = fields.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        fail((*path, key), f"{'.'.join(path)}.{key} must be a non-empty string")
+    return value
+
+
+def _bool(
+    fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object], key: str, *, default: bool
+) -> bool:
+    value = fields.get(key, default)
+    if not isinstance(value, bool):
+        fail((*path, key), f"{'.'.join(path)}.{key} must be true or false")
+    return value
+
+
+def _str_list(
+    fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object], key: str
+) -> tuple[str, ...]:
+    value = fields.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        fail((*path, key), f"{'.'.join(path)}.{key} must be a list of non-empty strings")
+    return tuple(value)
+
+
+_SYNTAX_LINE: Final = re.compile(r"at line (\d+)")
+
+
+def _deep_nesting_line(text: str, depth: int = 100) -> int:
+    """The line where brackets and braces first nest `depth` deep (strings not told apart:
+    good enough to point at a pathological nest)."""
+    level = 0
+    for index, char in enumerate(text):
+        level += (char in "[{") - (char in "]}")
+        if level >= depth:
+            return text.count("\n", 0, index) + 1
+    return 1
+
+
+def _syntax_error_line(message: str, text: str) -> int:
+    match = _SYNTAX_LINE.search(message)
+    if match:
+        return int(match.group(1))
+    # tomllib says "at end of document" when the error is only noticed at EOF.
+    return max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+
+
+class _Failer:
+    """Raises ConfigError for a key path, locating the line by scanning the text."""
+
+    def __init__(self, source: str, text: str) -> None:
+        self.source = source
+        self.text = text
+
+    def __call__(self, path: tuple[str, ...], message: str) -> NoReturn:
+        raise ConfigError(self.source, locate_key(self.text, path), message)
+
+
+_HEADER: Final = re.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_SIMPLE_KEY: Final = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
+_KEY: Final = re.compile(rf"^\s*({_SIMPLE_KEY}(?:\s*\.\s*{_SIMPLE_KEY})*)\s*=")
+_PART: Final = re.compile(r"""[A-Za-z0-9_-]+|"([^"]*)"|'([^']*)'""")
+
+
+def locate_key(text: str, path: tuple[str, ...]) -> int:
+    """Best line (1-based) for a key path: the key itself, else its table, else a parent.
+
+    A scan, not a parser: it understands `[a.b]` headers, dotted and quoted keys, and
+    skips the inside of multi-line strings; inline tables resolve to their key's line.
+    """
+    best_line, best_depth = 1, 0
+    table: tuple[str, ...] = ()
+    in_multiline = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        was_multiline = in_multiline
+        if (line.count('"""') + line.count("'''")) % 2 == 1:
+            in_multiline = not in_multiline
+        if was_multiline:
+            continue
+        header = _HEADER.match(line)
+        if header:
+            table = _split_key(header.group(1))
+            found = table
+        else:
+            key = _KEY.match(line)
+            if key is None:
+                continue
+            found = table + _split_key(key.group(1))
+        depth = _common_prefix(found, path)
+        if depth == len(found) and depth > best_depth:
+            best_line, best_depth = number, depth
+            if depth == len(path):
+                break
+    return best_line
+
+
+def _split_key(dotted: str) -> tuple[str, ...]:
+    parts = []
+    for match in _PART.finditer(dotted):
+        double, single = match.group(1), match.group(2)
+        parts.append(double if double is not None else single if single is not None else match[0])
+    return tuple(parts)
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    depth = 0
+    for left, right in zip(a, b, strict=False):
+        if left != right:
+            break
+        depth += 1
+    return depth

@@ -1,0 +1,4 @@
+"""The secret filter: rules, context rules, and redact().
+
+Pure: no IO, no clock; imports nothing of alpd.
+"""

@@ -1,0 +1,5 @@
+"""Threads as data: context snapshots, checkpoints, the projector, session-context rendering, clear
+and undo.
+
+Pure: no IO, no clock; may import alpd.domain.canonical, ids, runs and secrets only.
+"""

@@ -1,0 +1,378 @@
+"""Delivery: how pushes, scheduled fires and sub-agent results reach their thread.
+
+One mechanism for every kind of delivery (handoffs will use it too), three paths chosen by
+the target's state:
+
+- **wake**: the thread is idle → a headless root (kind `push`, `scheduled` …) opens at once,
+  its prompt the delivered text under its envelope line (`alpd.domain.conversation.delivery`);
+- **queue**: a root is running → the delivery waits; when that root settles, everything
+  waiting leaves as ONE fresh round (`next_round`), not one root per delivery;
+- **inject**: a root is running and its runtime takes text mid-work (Claude Code, through
+  the hook alp installs with the run) → the delivery waits for that run's hook, which asks
+  `delivery/pending` and acknowledges (`alpd.services.conversation.inject`: lease, then ack); if
+  the run ends before its hook takes it, the next round delivers it like a queued one.
+
+The path chosen is recorded on the delivery (`route`), and the one that delivered it (`how`:
+`inject`, `queue` — a round after a running root — or `wake`), with `note` saying why when it
+fell back.
+
+Durable and exactly once: `submit` writes the delivery (`queued`) before anything else (one
+transaction, `alpd.services.conversation.submit`: owner, coalescing, the queue bound, the route),
+and a round marks its deliveries `delivered` in the same transaction that reserves its root —
+after a kill -9 a delivery is either still queued (and the next drain takes it) or belongs
+to exactly one root. A root reserved for a round but never started (alpd killed between the
+reservation and the spawn) is settled `interrupted` at the next start; its deliveries go back
+to the queue (`requeue_unstarted`), so the following round carries them.
+
+Drains of one thread never overlap (a lock per thread; one alpd per home). They run after
+each submit, after each settle of a root (`after_settle` → `wake`), at start,
+and every `SWEEP_SECONDS` as a safety net (`run`).
+
+Same owner on every path: a delivery records the uid it is made for (`sender_uid`: whoever
+sent it; by default the thread's owner). Submit refuses a thread of another owner
+(PERMISSION_DENIED); a round (wake, queue) marks such a delivery `failed` instead of
+delivering it, and `delivery/pending` (inject) never hands it out — so a thread that changed
+hands after a send never receives it.
+
+Whoever needs to know where deliveries ended (handoffs record it on both threads) registers
+in `on_landed`: called with the ids, `delivered` / `injected` / `failed`, and the execution.
+
+Bounds: a text is at most `TEXT_MAX_BYTES` (INVALID_ARGUMENT), a thread holds at most
+`QUEUE_MAX` waiting deliveries (QUEUE_FULL). Texts are stored secret-filtered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import aiosqlite
+import anyio
+import msgspec
+import structlog
+
+from alpd.domain.conversation.delivery import (
+    TEXT_MAX_BYTES,
+    Queued,
+    Source,
+    envelope_line,
+    next_round,
+    round_prompt,
+    wake_section,
+)
+from alpd.domain.runs.policy import Origin
+from alpd.domain.secrets.filter import redact
+from alpd.errors import (
+    AlpError,
+    InvalidArgument,
+    ThreadBusy,
+)
+from alpd.services.context import Caller
+from alpd.services.conversation.inject import acknowledge, hand_out
+from alpd.services.conversation.paths import FALLBACK_NOTE, requeue_unstarted
+from alpd.services.conversation.submit import QUEUE_MAX, Submission, store_delivery
+from alpd.services.conversation.wake import (
+    agent_for_thread,
+    open_background_root,
+    prepare_background_root,
+)
+from alpd.services.runs.executions import Executions
+from protocol import messages as m
+
+SWEEP_SECONDS: Final = 30.0
+
+log = structlog.get_logger("alpd.delivery")
+
+_origin = msgspec.json.Decoder(Origin)
+
+Landing = Literal["delivered", "injected", "failed"]
+#: told where deliveries ended: (their ids, how, the execution that took them)
+Landed = Callable[[list[int], Landing, str | None], Awaitable[None]]
+
+#: why a round refuses a delivery made for another uid than the thread's owner
+OTHER_OWNER: Final = "refused: the thread belongs to another user than the one who sent this"
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    delivery_id: int
+    status: Literal["started", "injecting", "queued", "coalesced"]
+    #: deliveries of the thread still waiting after this submit
+    waiting: int
+    #: the root that carries it, when it started at once
+    execution: m.Execution | None = None
+
+
+class _RoundChanged(Exception):
+    """A round's deliveries were taken by someone else between read and claim."""
+
+
+class DeliveryService:
+    def __init__(self, ex: Executions) -> None:
+        self.ex = ex
+        self.d = ex.d
+        self._locks: dict[str, anyio.Lock] = {}
+        self._wanted: set[str] = set()
+        self._wakeup = anyio.Event()
+        self.on_landed: list[Landed] = []
+
+    async def _landed(self, ids: list[int], how: Landing, execution_id: str | None) -> None:
+        for listener in self.on_landed:
+            try:
+                await listener(ids, how, execution_id)
+            except Exception:
+                log.exception("landed_listener_failed", deliveries=ids, how=how)
+
+    # submit
+
+    async def submit(
+        self, sub: Submission, *, requested_by: Caller | None = None, check_runnable: bool = True
+    ) -> Submitted:
+        """Store the delivery, then deliver what the thread's state allows (wake or queue).
+
+        With `check_runnable`, refuses before storing anything when the run it asks for could
+        never start; without (a sub-agent's result, which a live parent may still take), such
+        a delivery is stored and, if no run takes it, marked failed with the reason."""
+        text = redact(sub.text).text
+        if len(text.encode()) > TEXT_MAX_BYTES:
+            raise InvalidArgument(
+                f"the text is {len(text.encode())} bytes; at most {TEXT_MAX_BYTES} are "
+                "delivered (put the rest in a file and send its path)",
+                limit=TEXT_MAX_BYTES,
+            )
+        agent = await agent_for_thread(self.ex, sub.thread_id, sub.agent)
+        envelope = envelope_line(sub.source)
+        if check_runnable:
+            # Missing agent or program, a command with no arguments: say so now.
+            await prepare_background_root(
+                self.ex,
+                sub.thread_id,
+                kind=sub.kind,
+                origin=sub.origin,
+                prompt=round_prompt([Queued(0, sub.kind, agent, envelope, text)]),
+                agent=agent,
+                requested_by=requested_by,
+            )
+        at = self.d.clock.now_iso()
+        delivery_id, route = await self.d.store.write(
+            store_delivery(sub, agent, envelope, text, at)
+        )
+        execution = await self.drain(sub.thread_id)
+        row = await self.d.store.fetchone(
+            "SELECT status, execution_id FROM deliveries WHERE id = ?", (delivery_id,)
+        )
+        waiting = await self.waiting(sub.thread_id)
+        if execution is not None and row is not None and row["execution_id"] == execution.id:
+            return Submitted(delivery_id, "started", waiting, execution)
+        if route is None:
+            return Submitted(delivery_id, "coalesced", waiting)
+        return Submitted(delivery_id, "injecting" if route == "inject" else "queued", waiting)
+
+    async def waiting(self, thread_id: str) -> int:
+        row = await self.d.store.fetchone(
+            "SELECT count(*) FROM deliveries WHERE thread_id = ? AND status = 'queued'",
+            (thread_id,),
+        )
+        return int(row[0]) if row is not None else 0
+
+    # drain
+
+    async def drain(self, thread_id: str) -> m.Execution | None:
+        """If the thread is idle and deliveries wait, open one root for the next round."""
+        lock = self._locks.setdefault(thread_id, anyio.Lock())
+        try:
+            async with lock:
+                for _ in range(3):
+                    try:
+                        return await self._open_next_round(thread_id)
+                    except _RoundChanged:
+                        continue
+                return None
+        finally:
+            if not lock.locked() and not lock.statistics().tasks_waiting:
+                self._locks.pop(thread_id, None)
+
+    async def _open_next_round(self, thread_id: str) -> m.Execution | None:
+        busy = await self.d.store.fetchone(
+            "SELECT 1 FROM executions WHERE thread_id = ? AND is_root = 1 AND status != 'settled'",
+            (thread_id,),
+        )
+        if busy is not None:
+            # Its settle (or reconcile's, if it died) wakes the drain again: no need to try
+            # opening a root only to be told THREAD_BUSY.
+            return None
+        rows = await self.d.store.fetchall(
+            "SELECT d.id, d.kind, d.agent, d.envelope, d.text, d.notify, d.origin, "
+            "d.owner_uid = t.owner_uid AS same_owner FROM deliveries d "
+            "JOIN threads t ON t.id = d.thread_id "
+            "WHERE d.thread_id = ? AND d.status = 'queued' ORDER BY d.id LIMIT ?",
+            (thread_id, QUEUE_MAX),
+        )
+        foreign = [int(r["id"]) for r in rows if not r["same_owner"]]
+        if foreign:
+            await self._fail(foreign, OTHER_OWNER)
+            log.warning("deliveries_refused", thread=thread_id, deliveries=foreign)
+            rows = [r for r in rows if r["same_owner"]]
+        queued = [
+            Queued(r["id"], r["kind"], r["agent"], r["envelope"], r["text"], bool(r["notify"]))
+            for r in rows
+        ]
+        taken = next_round(queued)
+        if not taken:
+            return None
+        origin = _origin.decode(rows[0]["origin"])
+        ids = [item.id for item in taken]
+        at = self.d.clock.now_iso()
+
+        async def claim(conn: aiosqlite.Connection, execution_id: str) -> None:
+            marks = ", ".join("?" for _ in ids)
+            cur = await conn.execute(
+                "UPDATE deliveries SET status = 'delivered', execution_id = ?, delivered_at = ?, "
+                "how = CASE route WHEN 'wake' THEN 'wake' ELSE 'queue' END, "
+                f"note = coalesce({FALLBACK_NOTE}, note) "
+                f"WHERE id IN ({marks}) AND status = 'queued'",
+                (execution_id, at, *ids),
+            )
+            if cur.rowcount != len(ids):
+                raise _RoundChanged
+
+        try:
+            result = await open_background_root(
+                self.ex,
+                thread_id,
+                kind=taken[0].kind,
+                origin=origin,
+                prompt=round_prompt(taken),
+                agent=taken[0].agent,
+                addendum=wake_section(taken, origin),
+                in_unit=claim,
+            )
+        except ThreadBusy:
+            return None  # its settle wakes us again
+        except AlpError as exc:
+            # It can never run as asked (thread closed, agent gone from the config …): say
+            # so on the deliveries instead of retrying them forever.
+            await self._fail(ids, exc.message)
+            log.warning("round_failed", thread=thread_id, error=exc.name, deliveries=len(ids))
+            return None
+        log.info("round_opened", thread=thread_id, execution=result.execution.id, deliveries=ids)
+        await self._landed(ids, "delivered", result.execution.id)
+        return result.execution
+
+    async def _fail(self, ids: list[int], reason: str) -> None:
+        async def unit(conn: aiosqlite.Connection) -> None:
+            marks = ", ".join("?" for _ in ids)
+            await conn.execute(
+                f"UPDATE deliveries SET status = 'failed', error = ? "
+                f"WHERE id IN ({marks}) AND status = 'queued'",
+                (reason, *ids),
+            )
+
+        await self.d.store.write(unit)
+        await self._landed(ids, "failed", None)
+
+    # waking the drain loop
+
+    def wake(self, thread_id: str) -> None:
+        """Ask the background loop to drain this thread (never waits)."""
+        self._wanted.add(thread_id)
+        self._wakeup.set()
+
+    async def after_settle(self, execution_id: str) -> None:
+        row = await self.d.store.fetchone(
+            "SELECT thread_id, is_root FROM executions WHERE id = ?", (execution_id,)
+        )
+        if row is not None and row["is_root"] and row["thread_id"] is not None:
+            await self.requeue_unstarted(execution_id)
+            self.wake(row["thread_id"])
+
+    async def requeue_unstarted(self, execution_id: str | None = None) -> int:
+        requeued = await self.d.store.write(requeue_unstarted(execution_id))
+        if requeued:
+            log.warning("round_requeued", execution=execution_id, deliveries=requeued)
+        return requeued
+
+    async def run(self, report: Callable[[m.TaskState], None]) -> None:
+        """The drain loop: every thread with waiting deliveries at start and every
+        `SWEEP_SECONDS`, and each thread `wake` names as soon as it is named."""
+        sweep = True
+        while True:
+            if sweep:
+                await self.requeue_unstarted()
+                rows = await self.d.store.fetchall(
+                    "SELECT DISTINCT thread_id FROM deliveries WHERE status = 'queued'"
+                )
+                self._wanted.update(row["thread_id"] for row in rows)
+            wanted, self._wanted = self._wanted, set()
+            opened = 0
+            try:
+                for thread_id in sorted(wanted):
+                    opened += await self.drain(thread_id) is not None
+                report(
+                    m.TaskState(
+                        name="delivery",
+                        state="idle",
+                        last_run_at=self.d.clock.now_iso(),
+                        detail=f"opened {opened} round(s)" if opened else None,
+                    )
+                )
+            except Exception as exc:
+                log.exception("drain_failed")
+                self._wanted |= wanted
+                report(m.TaskState(name="delivery", state="failing", detail=type(exc).__name__))
+            sweep = True
+            with anyio.move_on_after(SWEEP_SECONDS):
+                await self._wakeup.wait()
+                sweep = False
+            self._wakeup = anyio.Event()
+
+    # inject (alpd.services.conversation.inject)
+
+    async def pending(self, caller: Caller, params: m.PendingParams) -> m.PendingResult:
+        return await hand_out(self.d, caller, params)
+
+    async def ack(self, caller: Caller, params: m.AckParams) -> m.AckResult:
+        result, execution_id = await acknowledge(self.d, caller, params)
+        if result.acked:
+            await self._landed(result.acked, "injected", execution_id)
+        return result
+
+
+async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -> m.PushResult:
+    """`thread/push`: a message from a script, an alert or a webhook, as a `push` delivery."""
+    source = " ".join(redact(params.source).text.split())
+    if not source:
+        raise InvalidArgument("name who is pushing (`--from LABEL`)")
+    if not params.text.strip():
+        raise InvalidArgument("nothing to push: the text is empty")
+    submitted = await service.submit(
+        Submission(
+            thread_id=params.thread_id,
+            kind="push",
+            origin=Origin(door=params.door, by=f"uid:{caller.uid}", push_source=source),
+            source=Source(kind="push", label=source, at=service.d.clock.now_iso()),
+            text=params.text,
+            agent=params.agent,
+            notify=params.notify,
+        ),
+        requested_by=caller,
+    )
+    return m.PushResult(
+        delivery_id=submitted.delivery_id,
+        status=submitted.status,
+        waiting=submitted.waiting,
+        execution=submitted.execution,
+    )
+
+
+__all__ = [
+    "QUEUE_MAX",
+    "SWEEP_SECONDS",
+    "DeliveryService",
+    "Landed",
+    "Landing",
+    "Submission",
+    "Submitted",
+    "push",
+]

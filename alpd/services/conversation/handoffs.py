@@ -1,0 +1,331 @@
+"""`handoff/send`: a capped summary from one thread into another of the same owner.
+
+A send, in order:
+
+1. the summary is checked (`alpd.domain.conversation.handoff.check_summary`: 4 KiB, refused with its
+   size, never cut) and secret-filtered; the source is the caller's run, found by process
+   ancestry as for pins (its thread), or — for a person at a shell — the thread `from`
+   names; the target is a thread id or title (`alpd.services.threads.refs`); artifacts are
+   fingerprinted where they lie (`alpd.services.conversation.artifacts`);
+2. ONE write transaction reads the route, the chain the sending run was woken by and the
+   pair's slots, asks the guards (`alpd.domain.conversation.guards`) and writes the handoff with
+   its slot *reserved* — so simultaneous sends are admitted one after another, never on the
+   same "not full yet";
+3. the handoff is delivered: a `directive` into the target's inbox
+(`alpd.services.conversation.inbox`),
+   anything else through the one delivery path (`DeliveryService.submit`, which picks
+   wake, queue or inject by the target's state — nothing here chooses a path);
+4. the slot is *committed* in the very transaction that stores the delivery (or puts the
+   directive in the inbox); if the delivery is refused it is *released* instead (no slot
+   burnt) and the error goes back to the caller — a release shielded from cancellation. A
+   daemon that dies between 2 and 4 leaves a reservation with no delivery: it expires
+   (`reservationSeconds`, 60 s by default).
+
+Where a delivery ended (woke a root, a round, taken mid-run, failed) is reported by the
+delivery service (`landed`): the handoff is linked to it and `handoff/delivered` published;
+a delivery that failed later releases the slot too.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+import aiosqlite
+import anyio
+import msgspec
+import structlog
+
+from alpd.clock import iso
+from alpd.domain.conversation.delivery import Source
+from alpd.domain.conversation.guards import ChainLink, GuardLimits, Slot, admit, check_route
+from alpd.domain.conversation.handoff import Artifact, check_summary, handoff_text, source_label
+from alpd.domain.runs.policy import Origin, decode_policy
+from alpd.domain.secrets.filter import redact
+from alpd.errors import (
+    AlpError,
+    HandoffRateLimited,
+    InvalidArgument,
+    PinOutsideExecution,
+)
+from alpd.services.context import Caller
+from alpd.services.conversation.artifacts import describe_artifacts
+from alpd.services.conversation.delivery import DeliveryService, Landing, Submission
+from alpd.services.conversation.handoff_rows import handoff_by_id, publish_delivered
+from alpd.services.conversation.inbox import hold
+from alpd.services.runs.callers import execution_of_caller
+from alpd.services.threads.refs import resolve_thread
+from protocol import messages as m
+
+log = structlog.get_logger("alpd.handoffs")
+
+_artifacts = msgspec.json.Encoder()
+
+
+class HandoffService:
+    def __init__(self, delivery: DeliveryService, holder: str) -> None:
+        self.delivery = delivery
+        self.d = delivery.d
+        #: this daemon instance: reservations it holds are always committed or released
+        self.holder = holder
+        delivery.on_landed.append(self.landed)
+
+    @property
+    def limits(self) -> GuardLimits:
+        return self.delivery.ex.agents.handoff
+
+    async def send(self, caller: Caller, params: m.HandoffSendParams) -> m.HandoffSendResult:
+        summary = redact(check_summary(params.summary)).text
+        source, execution = await self._source(caller, params.source)
+        target = await resolve_thread(self.d.store, caller.uid, params.target)
+        roots = [source["workspace"]]
+        if execution is not None:
+            roots.append(decode_policy(bytes(execution["policy"])).workspace)
+        artifacts = await describe_artifacts(params.artifacts, roots)
+        label = source_label(source["title"])
+        handoff_id, sent_at = await self._reserve(
+            caller, params, source, target, execution, summary, artifacts
+        )
+
+        async def commit(conn: aiosqlite.Connection, delivery_id: int) -> None:
+            await conn.execute(
+                "UPDATE handoffs SET slot = 'committed', status = 'sent', path = 'queue', "
+                "delivery_id = ? WHERE id = ? AND slot = 'reserved'",
+                (delivery_id, handoff_id),
+            )
+
+        try:
+            if params.directive:
+                await hold(self.d, handoff_id)
+                return m.HandoffSendResult(handoff=await handoff_by_id(self.d.store, handoff_id))
+            by = f"execution:{execution['id']}" if execution is not None else f"uid:{caller.uid}"
+            submitted = await self.delivery.submit(
+                Submission(
+                    thread_id=target["id"],
+                    kind="push",
+                    origin=Origin(
+                        door=params.door,
+                        by=by,
+                        push_source=f"handoff from {label}",
+                        handoff_id=handoff_id,
+                        purpose="handoff",
+                    ),
+                    source=Source(kind="handoff", label=label, at=sent_at),
+                    text=handoff_text(summary, artifacts, label),
+                    notify=True,
+                    sender_uid=caller.uid,
+                    in_unit=commit,
+                ),
+                requested_by=caller,
+            )
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                reason = exc.message if isinstance(exc, AlpError) else type(exc).__name__
+                await self._release(handoff_id, reason, only_reserved=True)
+            raise
+        if submitted.status == "started":
+            await self._woke(handoff_id)
+        return m.HandoffSendResult(
+            handoff=await handoff_by_id(self.d.store, handoff_id), execution=submitted.execution
+        )
+
+    async def _source(
+        self, caller: Caller, named: str | None
+    ) -> tuple[sqlite3.Row, sqlite3.Row | None]:
+        """The source thread, and the run sending (None: a person at a shell)."""
+        try:
+            execution = await execution_of_caller(self.d.store, caller)
+        except PinOutsideExecution as exc:
+            if named is None:
+                raise PinOutsideExecution(
+                    "this process is not inside a running alp execution, so the handoff has "
+                    "no source; from a shell, name it: `alp handoff TARGET --from THREAD`",
+                    pid=caller.pid,
+                ) from exc
+            return await resolve_thread(self.d.store, caller.uid, named), None
+        if execution["thread_id"] is None:
+            raise InvalidArgument(
+                f"execution {execution['id']} belongs to no thread; a handoff goes between threads",
+                executionId=execution["id"],
+            )
+        source = await resolve_thread(self.d.store, caller.uid, execution["thread_id"])
+        if named is not None:
+            claimed = await resolve_thread(self.d.store, caller.uid, named)
+            if claimed["id"] != source["id"]:
+                raise InvalidArgument(
+                    f"this run belongs to thread {source['id']}; it hands off from there, "
+                    f"not from {claimed['id']} (drop --from)",
+                    threadId=source["id"],
+                )
+        return source, execution
+
+    async def _reserve(
+        self,
+        caller: Caller,
+        params: m.HandoffSendParams,
+        source: sqlite3.Row,
+        target: sqlite3.Row,
+        execution: sqlite3.Row | None,
+        summary: str,
+        artifacts: list[Artifact],
+    ) -> tuple[str, str]:
+        """Admit the send and write it with its slot reserved: (its id, when it was sent)."""
+        limits = self.limits
+        moment = self.d.clock.now()
+        now = moment.timestamp()
+        handoff_id = self.d.clock.new_id("handoff_")
+        chain_id = self.d.clock.new_id("chain_")
+
+        async def unit(conn: aiosqlite.Connection) -> tuple[str, str]:
+            rows: dict[str, sqlite3.Row] = {}
+            for thread_id in (source["id"], target["id"]):
+                async with conn.execute(
+                    "SELECT id, owner_uid, status FROM threads WHERE id = ?", (thread_id,)
+                ) as cur:
+                    found = await cur.fetchone()
+                assert found is not None  # threads are never deleted
+                rows[thread_id] = found
+            check_route(
+                caller_uid=caller.uid,
+                source_id=source["id"],
+                source_owner=rows[source["id"]]["owner_uid"],
+                target_id=target["id"],
+                target_owner=rows[target["id"]]["owner_uid"],
+                target_status=rows[target["id"]]["status"],
+            )
+            link = await _chain_link(conn, execution) if execution is not None else None
+            slots = await _pair_slots(conn, source["id"], target["id"], now, limits)
+            try:
+                admission = admit(
+                    limits,
+                    now=now,
+                    holder=self.holder,
+                    slots=slots,
+                    link=link,
+                    new_chain_id=chain_id,
+                )
+            except HandoffRateLimited as exc:
+                retry = now + float(exc.data["retryAfterSeconds"])
+                exc.data["retryAt"] = _iso(retry)
+                exc.data["sourceId"], exc.data["targetId"] = source["id"], target["id"]
+                raise
+            if admission.expired_reservations:
+                marks = ", ".join("?" for _ in admission.expired_reservations)
+                await conn.execute(
+                    "UPDATE handoffs SET slot = 'released', status = 'failed', error = "
+                    "'abandoned: alpd stopped before its delivery was recorded' "
+                    f"WHERE id IN ({marks}) AND slot = 'reserved'",
+                    admission.expired_reservations,
+                )
+            await conn.execute(
+                "INSERT INTO handoffs (id, owner_uid, source_thread_id, source_execution_id, "
+                "target_thread_id, summary, artifacts, directive, chain_id, hop, slot, "
+                "reserved_at, holder, status, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, 'sending', ?)",
+                (
+                    handoff_id,
+                    caller.uid,
+                    source["id"],
+                    execution["id"] if execution is not None else None,
+                    target["id"],
+                    summary,
+                    _artifacts.encode(artifacts).decode(),
+                    int(params.directive),
+                    admission.chain_id,
+                    admission.hop,
+                    now,
+                    self.holder,
+                    _iso(now),
+                ),
+            )
+            return handoff_id, _iso(now)
+
+        return await self.d.store.write(unit)
+
+    async def _woke(self, handoff_id: str) -> None:
+        """It opened a root at once: it woke the thread rather than waited in its queue."""
+
+        async def unit(conn: aiosqlite.Connection) -> None:
+            await conn.execute("UPDATE handoffs SET path = 'wake' WHERE id = ?", (handoff_id,))
+
+        await self.d.store.write(unit)
+
+    async def _release(self, handoff_id: str, reason: str, *, only_reserved: bool = False) -> None:
+        """Free the slot (the delivery failed); `only_reserved`: unless a delivery was stored
+        for it — then it was sent, and its slot stays committed."""
+
+        async def unit(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE handoffs SET slot = 'released', status = 'failed', error = ? "
+                "WHERE id = ? AND (? = 0 OR slot = 'reserved')",
+                (reason, handoff_id, int(only_reserved)),
+            )
+
+        await self.d.store.write(unit)
+        log.info("handoff_released", handoff=handoff_id, reason=reason)
+
+    async def landed(self, ids: list[int], how: Landing, execution_id: str | None) -> None:
+        """Where the delivery service says deliveries ended: link, release, announce."""
+        marks = ", ".join("?" for _ in ids)
+        rows = await self.d.store.fetchall(
+            "SELECT id, error, json_extract(origin, '$.handoffId') AS handoff_id "
+            f"FROM deliveries WHERE id IN ({marks}) AND source_kind IN ('handoff', 'directive')",
+            ids,
+        )
+        for row in rows:
+            if row["handoff_id"] is None:
+                continue
+            if how == "failed":
+                await self._release(row["handoff_id"], row["error"] or "delivery failed")
+                continue
+
+            async def link(conn: aiosqlite.Connection, row: sqlite3.Row = row) -> None:
+                await conn.execute(
+                    "UPDATE handoffs SET delivery_id = ? WHERE id = ? AND delivery_id IS NULL",
+                    (row["id"], row["handoff_id"]),
+                )
+
+            await self.d.store.write(link)
+            publish_delivered(self.d, await handoff_by_id(self.d.store, row["handoff_id"]))
+
+
+async def _chain_link(conn: aiosqlite.Connection, execution: sqlite3.Row) -> ChainLink | None:
+    """The handoff chain the sending run continues: the deepest handoff delivered into it
+    (or into its root), woken or injected; None when no handoff reached it."""
+    async with conn.execute(
+        "SELECT h.chain_id, h.hop FROM deliveries d "
+        "JOIN handoffs h ON h.id = json_extract(d.origin, '$.handoffId') "
+        "WHERE d.execution_id IN (?, ?) AND d.status IN ('delivered', 'injected') "
+        "ORDER BY h.hop DESC LIMIT 1",
+        (execution["id"], execution["root_id"] or execution["id"]),
+    ) as cur:
+        row = await cur.fetchone()
+    if row is None:
+        return None
+    async with conn.execute(
+        "SELECT max(reserved_at) FROM handoffs WHERE chain_id = ?", (row["chain_id"],)
+    ) as cur:
+        last = await cur.fetchone()
+    return ChainLink(row["chain_id"], int(row["hop"]), float(last[0]))  # type: ignore[index]
+
+
+async def _pair_slots(
+    conn: aiosqlite.Connection, source_id: str, target_id: str, now: float, limits: GuardLimits
+) -> list[Slot]:
+    """The pair's slots that may still count: unreleased and reserved, or inside the window
+    (times in the future, after the clock was set back, included)."""
+    async with conn.execute(
+        "SELECT id, reserved_at, slot, holder FROM handoffs "
+        "WHERE source_thread_id = ? AND target_thread_id = ? AND slot != 'released' "
+        "AND (slot = 'reserved' OR reserved_at > ?)",
+        (source_id, target_id, now - limits.pair_window_seconds),
+    ) as cur:
+        rows = await cur.fetchall()
+    return [Slot(r["id"], float(r["reserved_at"]), r["slot"], r["holder"]) for r in rows]
+
+
+def _iso(seconds: float) -> str:
+    return iso(datetime.fromtimestamp(seconds, UTC))
+
+
+__all__ = ["HandoffService"]

@@ -1,0 +1,191 @@
+"""The inbox: directive handoffs wait here for the person, never for an agent.
+
+A handoff marked `directive` asks its target to act. Another thread's agent must not be able
+to order this one around, so such a handoff is not delivered: `hold` puts it in the target's
+inbox (its send slot is committed: it was delivered, to the person), announces it
+(`inbox/changed`, and a desktop notification where the machine has one) and it waits.
+
+- `inbox/list`: the caller's waiting items, oldest first (of one thread, or of all);
+- `inbox/confirm ID`: the person read it and takes it as their own words. It is delivered
+  through the one delivery path under a `directive` envelope that says so; ownership and the
+  target's state are checked again first (`HANDOFF_DENIED`). If the delivery fails, the item
+  goes back to waiting;
+- `inbox/dismiss ID`: dropped; the record stays on both threads.
+
+An item that is not the caller's, or no longer waits, is `INBOX_ITEM_NOT_FOUND`: another
+user's inbox is not even confirmed to exist. Confirming and dismissing are the person's:
+asked from inside a run (found by process ancestry, as for pins) they are `HANDOFF_DENIED`
+with reason `from-a-run`, or an agent could wave through what another thread asked of it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import aiosqlite
+import anyio
+
+from alpd.desktop import notify_desktop
+from alpd.domain.conversation.delivery import Source
+from alpd.domain.conversation.guards import check_route
+from alpd.domain.conversation.handoff import Artifact, handoff_text, source_label
+from alpd.domain.runs.policy import Origin
+from alpd.errors import HandoffDenied, InboxItemNotFound, PinOutsideExecution
+from alpd.services.context import Caller, Daemon
+from alpd.services.conversation.delivery import DeliveryService, Submission
+from alpd.services.conversation.handoff_rows import (
+    SELECT_HANDOFFS,
+    handoff_by_id,
+    handoff_from_row,
+    publish_inbox,
+)
+from alpd.services.runs.callers import execution_of_caller
+from alpd.services.threads.refs import resolve_thread
+from protocol import messages as m
+
+
+async def hold(daemon: Daemon, handoff_id: str) -> None:
+    """Put a reserved directive handoff into its target's inbox (its slot committed)."""
+
+    async def unit(conn: aiosqlite.Connection) -> None:
+        await conn.execute(
+            "UPDATE handoffs SET status = 'inbox', path = 'inbox', slot = 'committed' "
+            "WHERE id = ? AND slot = 'reserved'",
+            (handoff_id,),
+        )
+
+    await daemon.store.write(unit)
+    item = await handoff_by_id(daemon.store, handoff_id)
+    publish_inbox(daemon, item, "added")
+    await notify_desktop(
+        f"alp: a handoff waits in {item.target_title or 'a thread'}'s inbox",
+        f"from {source_label(item.source_title)}: {item.summary[:200]}\n"
+        f"alp inbox confirm {item.id}  ·  alp inbox dismiss {item.id}",
+    )
+
+
+class Inbox:
+    def __init__(self, delivery: DeliveryService) -> None:
+        self.delivery = delivery
+        self.d = delivery.d
+
+    async def list(self, caller: Caller, params: m.InboxListParams) -> m.InboxListResult:
+        where, args = (
+            "h.status = 'inbox' AND h.owner_uid = ? AND t.owner_uid = ?",
+            [
+                caller.uid,
+                caller.uid,
+            ],
+        )
+        if params.thread is not None:
+            thread = await resolve_thread(self.d.store, caller.uid, params.thread)
+            where += " AND h.target_thread_id = ?"
+            args.append(thread["id"])
+        rows = await self.d.store.fetchall(
+            f"{SELECT_HANDOFFS} WHERE {where} ORDER BY h.created_at, h.id LIMIT 1000", args
+        )
+        return m.InboxListResult(items=[handoff_from_row(row) for row in rows])
+
+    async def _waiting(self, caller: Caller, item_id: str) -> sqlite3.Row:
+        row = await self.d.store.fetchone(
+            f"{SELECT_HANDOFFS} WHERE h.id = ? AND h.owner_uid = ? AND t.owner_uid = ?",
+            (item_id, caller.uid, caller.uid),
+        )
+        if row is None or row["status"] != "inbox":
+            state = "" if row is None else f" (it is {row['status']})"
+            raise InboxItemNotFound(
+                f"no item {item_id!r} waits in your inbox{state}; `alp inbox` lists them",
+                id=item_id,
+            )
+        return row
+
+    async def _decide(self, item_id: str, status: str, *, undo: bool = False) -> bool:
+        at = self.d.clock.now_iso()
+        before, after = (status, "inbox") if undo else ("inbox", status)
+
+        async def unit(conn: aiosqlite.Connection) -> bool:
+            cur = await conn.execute(
+                "UPDATE handoffs SET status = ?, decided_at = ? WHERE id = ? AND status = ?",
+                (after, None if undo else at, item_id, before),
+            )
+            return cur.rowcount == 1
+
+        return await self.d.store.write(unit)
+
+    async def _refuse_runs(self, caller: Caller, item_id: str) -> None:
+        try:
+            run = await execution_of_caller(self.d.store, caller)
+        except PinOutsideExecution:
+            return
+        raise HandoffDenied(
+            f"execution {run['id']} asked to decide inbox item {item_id}: only the person "
+            "confirms or dismisses a directive, from their own shell (`alp inbox`)",
+            reason="from-a-run",
+            executionId=run["id"],
+        )
+
+    async def confirm(self, caller: Caller, params: m.InboxItemRef) -> m.InboxConfirmResult:
+        await self._refuse_runs(caller, params.id)
+        row = await self._waiting(caller, params.id)
+        target = await resolve_thread(self.d.store, caller.uid, row["target_thread_id"])
+        source = await resolve_thread(self.d.store, caller.uid, row["source_thread_id"])
+        check_route(
+            caller_uid=caller.uid,
+            source_id=source["id"],
+            source_owner=source["owner_uid"],
+            target_id=target["id"],
+            target_owner=target["owner_uid"],
+            target_status=target["status"],
+        )
+        if not await self._decide(params.id, "confirmed"):
+            await self._waiting(caller, params.id)  # says what it is now
+        label = source_label(source["title"])
+        item = handoff_from_row(row)
+        artifacts = [Artifact(a.path, a.size, a.sha256) for a in item.artifacts]
+        try:
+            submitted = await self.delivery.submit(
+                Submission(
+                    thread_id=target["id"],
+                    kind="push",
+                    origin=Origin(
+                        door="inbox",
+                        by=f"uid:{caller.uid}",
+                        push_source=f"handoff from {label}, confirmed",
+                        handoff_id=params.id,
+                        purpose="confirmed handoff",
+                    ),
+                    source=Source(kind="directive", label=label, at=self.d.clock.now_iso()),
+                    text=handoff_text(item.summary, artifacts, label),
+                    notify=True,
+                    sender_uid=caller.uid,
+                ),
+                requested_by=caller,
+            )
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._decide(params.id, "confirmed", undo=True)
+            raise
+
+        async def unit(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE handoffs SET path = ?, delivery_id = ? WHERE id = ?",
+                ("wake" if submitted.status == "started" else "queue", submitted.delivery_id,
+                 params.id),
+            )  # fmt: skip
+
+        await self.d.store.write(unit)
+        confirmed = await handoff_by_id(self.d.store, params.id)
+        publish_inbox(self.d, confirmed, "confirmed")
+        return m.InboxConfirmResult(item=confirmed, execution=submitted.execution)
+
+    async def dismiss(self, caller: Caller, params: m.InboxItemRef) -> m.Handoff:
+        await self._refuse_runs(caller, params.id)
+        await self._waiting(caller, params.id)
+        if not await self._decide(params.id, "dismissed"):
+            await self._waiting(caller, params.id)
+        dismissed = await handoff_by_id(self.d.store, params.id)
+        publish_inbox(self.d, dismissed, "dismissed")
+        return dismissed
+
+
+__all__ = ["Inbox", "hold"]

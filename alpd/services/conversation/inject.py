@@ -1,0 +1,135 @@
+"""Inject: a live run takes what waits for it, through its runtime's hook.
+
+The hook (`alp hook deliver`, which alp installs in every Claude Code run) asks
+`delivery/pending` after each tool call and when a prompt is submitted; the caller's
+execution is found by process ancestry, exactly as for a pin, so a run takes only what waits
+for itself and another uid's process finds no run at all (`PIN_OUTSIDE_EXECUTION`).
+
+Exactly once, by lease and acknowledgement (the rules are pure:
+`alpd.domain.conversation.delivery`):
+
+1. **hand-out** (`hand_out`): in one transaction, the deliveries waiting for the run — a
+   sub-agent's result targets its parent, any other delivery the thread's root — that hold
+   no live lease are leased to the run for `LEASE_SECONDS`, as many as fit in what Claude
+   Code shows whole (`inject_batch`; a larger one waits for the round). Concurrent hooks of
+   one run (a model calling tools in parallel) never get the same delivery: the second finds
+   it leased.
+2. **acknowledge** (`acknowledge`): the hook prints the text for its runtime, then
+   acknowledges. Only then is a delivery recorded `injected` (how `inject`, when, by which
+   execution), in a statement that matches it only while it is still queued and leased to
+   that run: recorded once, whatever is retried.
+3. **a crash in between loses nothing**: a hand-out never acknowledged (the hook killed, alpd
+   killed before it answered) is free again when its lease runs out — the run's next hook
+   call takes it, or, once the run has settled, the thread's next round delivers it, with the
+   lease left on the row as the record of the failed attempt.
+
+The price is at-least-once towards the model in one narrow case: a hook that printed the text
+but whose acknowledgement never arrived. Losing a delivery silently was judged worse than
+showing it twice, and that case leaves its trace (a lease on a delivery some round took).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import aiosqlite
+
+from alpd.clock import iso
+from alpd.domain.conversation.delivery import inject_batch, inject_context, lease_expiry
+from alpd.services.context import Caller, Daemon
+from alpd.services.runs.callers import execution_of_caller
+from protocol import messages as m
+
+#: at most this many deliveries leave in one hand-out (the rest at the next hook call)
+HAND_OUT_MAX = 100
+
+
+def _waiting_for(execution: sqlite3.Row) -> tuple[str, tuple[object, ...]]:
+    """The SQL condition (and its arguments) for deliveries a run may take: its own, made
+    for its owner, in a thread of that owner (a thread that changed hands after a send never
+    receives it)."""
+    where = (
+        "thread_id = ? AND status = 'queued' AND "
+        "(target_execution_id = ? OR (target_execution_id IS NULL AND ? = 1)) AND "
+        "owner_uid = ? AND owner_uid = (SELECT owner_uid FROM threads WHERE id = ?)"
+    )
+    return where, (
+        execution["thread_id"],
+        execution["id"],
+        int(bool(execution["is_root"])),
+        execution["owner_uid"],
+        execution["thread_id"],
+    )
+
+
+async def hand_out(d: Daemon, caller: Caller, params: m.PendingParams) -> m.PendingResult:
+    """`delivery/pending`: what waits for the caller's run, leased to it unless `peek`."""
+    execution = await execution_of_caller(d.store, caller)
+    if execution["thread_id"] is None:
+        return m.PendingResult(deliveries=[])
+    where, args = _waiting_for(execution)
+    now = d.clock.now()
+    at, until = iso(now), iso(lease_expiry(now))
+
+    async def unit(conn: aiosqlite.Connection) -> list[sqlite3.Row]:
+        async with conn.execute(
+            f"SELECT id, source_kind, envelope, text, created_at FROM deliveries WHERE {where} "
+            "AND (lease_until IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?",
+            (*args, at, HAND_OUT_MAX),
+        ) as cur:
+            found = list(await cur.fetchall())
+        rows = [found[i] for i in inject_batch([(r["envelope"], r["text"]) for r in found])]
+        if rows and not params.peek:
+            marks = ", ".join("?" for _ in rows)
+            await conn.execute(
+                "UPDATE deliveries SET lease_execution_id = ?, lease_until = ? "
+                f"WHERE id IN ({marks})",
+                (execution["id"], until, *(row["id"] for row in rows)),
+            )
+        return rows
+
+    rows = await d.store.write(unit)
+    if not rows:
+        return m.PendingResult(deliveries=[])
+    return m.PendingResult(
+        deliveries=[
+            m.PendingDelivery(
+                id=row["id"],
+                source_kind=row["source_kind"],
+                envelope=row["envelope"],
+                text=row["text"],
+                at=row["created_at"],
+            )
+            for row in rows
+        ],
+        context=inject_context([(row["envelope"], row["text"]) for row in rows]),
+        lease_until=None if params.peek else until,
+    )
+
+
+async def acknowledge(d: Daemon, caller: Caller, params: m.AckParams) -> tuple[m.AckResult, str]:
+    """`delivery/ack`: the caller's runtime has the text; record each delivery injected.
+    Also the caller's execution, for whoever records where deliveries landed."""
+    execution = await execution_of_caller(d.store, caller)
+    wanted = sorted(set(params.ids))
+    if not wanted:
+        return m.AckResult(acked=[], missed=[]), execution["id"]
+    at = d.clock.now_iso()
+
+    async def unit(conn: aiosqlite.Connection) -> list[int]:
+        marks = ", ".join("?" for _ in wanted)
+        async with conn.execute(
+            "UPDATE deliveries SET status = 'injected', how = 'inject', execution_id = ?, "
+            "delivered_at = ?, lease_until = NULL "
+            f"WHERE id IN ({marks}) AND status = 'queued' AND lease_execution_id = ? "
+            "RETURNING id",
+            (execution["id"], at, *wanted, execution["id"]),
+        ) as cur:
+            return sorted(int(row["id"]) for row in await cur.fetchall())
+
+    acked = await d.store.write(unit)
+    result = m.AckResult(acked=acked, missed=[i for i in wanted if i not in set(acked)])
+    return result, execution["id"]
+
+
+__all__ = ["HAND_OUT_MAX", "acknowledge", "hand_out"]

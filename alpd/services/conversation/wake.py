@@ -1,0 +1,148 @@
+"""Roots the daemon opens by itself: a push, a scheduled fire, a delivered round.
+
+The kind and the origin come from the code path that calls `open_background_root`, never
+from a client (`thread/continue` accepts only `interactive`: `refuse_claimed_kind`). The run
+belongs to the thread's owner and runs headless under alpd.
+
+Where it runs: in the workspace of the thread's last root — taken from that root's stored,
+hash-covered policy, an earlier run the same owner authorized — else (a thread with no root
+yet) in the thread's workspace. Which agent: the one asked for, else the last root's agent,
+else the default agent (`agent_for_thread`). The agent's own definition still decides what
+the run may do; nothing here widens it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from alpd.domain.runs.policy import Origin, SessionKind, decode_policy
+from alpd.errors import KindNotAllowed, ThreadClosed, ThreadNotFound
+from alpd.services.context import Caller
+from alpd.services.runs.executions import DEFAULT_AGENT, Executions
+from alpd.services.runs.reserve import InUnit, Prepared
+from alpd.services.threads.lifecycle import check_owner
+from protocol import messages as m
+
+#: kinds a client may ask for on `thread/continue`; every other one is the daemon's to start
+CLIENT_KINDS = frozenset({"interactive"})
+
+
+def refuse_claimed_kind(params: m.ContinueParams) -> None:
+    """KIND_NOT_ALLOWED for a client that claims a daemon-only kind or writes an origin."""
+    if params.kind not in CLIENT_KINDS:
+        raise KindNotAllowed(
+            f"a client cannot start a {params.kind!r} session: alp starts those itself "
+            "(`alp push` wakes a thread, schedules fire, delegation makes sub-agents); "
+            "drop --kind",
+            kind=params.kind,
+        )
+    if params.origin is not None:
+        raise KindNotAllowed(
+            "a client cannot write an execution's origin: alp records it from how the run "
+            "was started; drop `origin`",
+            field="origin",
+        )
+
+
+def owner_caller(owner_uid: int) -> Caller:
+    """The thread's owner, standing for a run nobody's client is waiting on."""
+    return Caller(uid=owner_uid, gid=os.getgid(), pid=os.getpid())
+
+
+async def agent_for_thread(ex: Executions, thread_id: str, agent: str | None) -> str:
+    """`agent` if given, else the agent of the thread's last root, else the default agent."""
+    if agent is not None:
+        return agent
+    row = await ex.d.store.fetchone(
+        "SELECT agent FROM executions WHERE thread_id = ? AND is_root = 1 "
+        "ORDER BY sequence DESC LIMIT 1",
+        (thread_id,),
+    )
+    return str(row["agent"]) if row is not None else DEFAULT_AGENT
+
+
+async def _run_directory(ex: Executions, thread_id: str) -> str:
+    row = await ex.d.store.fetchone(
+        "SELECT policy FROM executions WHERE thread_id = ? AND is_root = 1 "
+        "ORDER BY sequence DESC LIMIT 1",
+        (thread_id,),
+    )
+    if row is not None:
+        return decode_policy(bytes(row["policy"])).workspace
+    thread = await ex.d.store.fetchone("SELECT workspace FROM threads WHERE id = ?", (thread_id,))
+    return str(thread["workspace"]) if thread is not None else "/"
+
+
+async def prepare_background_root(
+    ex: Executions,
+    thread_id: str,
+    *,
+    kind: SessionKind,
+    origin: Origin,
+    prompt: str,
+    agent: str,
+    requested_by: Caller | None = None,
+) -> tuple[Caller, m.ContinueParams, Prepared]:
+    """Everything about the root but whether the thread is busy: refuses (THREAD_NOT_FOUND,
+    PERMISSION_DENIED for a `requested_by` who is not the owner, THREAD_CLOSED,
+    AGENT_NOT_FOUND, RUNTIME_UNAVAILABLE, INVALID_ARGUMENT …) before anything is written."""
+    thread_row = await ex.d.store.fetchone(
+        "SELECT id, owner_uid, status FROM threads WHERE id = ?", (thread_id,)
+    )
+    if thread_row is None:
+        raise ThreadNotFound(
+            f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
+        )
+    if requested_by is not None:
+        check_owner(thread_row, requested_by)
+    if thread_row["status"] != "open":
+        raise ThreadClosed(
+            f"thread {thread_id} is {thread_row['status']}; nothing can run in it any more",
+            threadId=thread_id,
+        )
+    caller = owner_caller(thread_row["owner_uid"])
+    params = m.ContinueParams(
+        thread_id=thread_id,
+        agent=agent,
+        kind=kind,
+        headless=True,
+        prompt=prompt,
+        cwd=await _run_directory(ex, thread_id),
+        door=origin.door,
+    )
+    return caller, params, ex.prepare(caller, params, origin)
+
+
+async def open_background_root(
+    ex: Executions,
+    thread_id: str,
+    *,
+    kind: SessionKind,
+    origin: Origin,
+    prompt: str,
+    agent: str | None = None,
+    addendum: str | None = None,
+    in_unit: InUnit | None = None,
+) -> m.ContinueResult:
+    """Open and start a headless root of `kind` on the thread, now.
+
+    THREAD_BUSY when a root is running (queue instead: `DeliveryService.submit`),
+    THREAD_CLOSED, THREAD_NOT_FOUND, or what `prepare_background_root` refuses. `addendum`
+    is appended to the root's session context; `in_unit` commits with the root."""
+    chosen = await agent_for_thread(ex, thread_id, agent)
+    caller, params, prepared = await prepare_background_root(
+        ex, thread_id, kind=kind, origin=origin, prompt=prompt, agent=chosen
+    )
+    return await ex.continue_thread(
+        caller, params, prepared=prepared, addendum=addendum, in_unit=in_unit
+    )
+
+
+__all__ = [
+    "CLIENT_KINDS",
+    "agent_for_thread",
+    "open_background_root",
+    "owner_caller",
+    "prepare_background_root",
+    "refuse_claimed_kind",
+]

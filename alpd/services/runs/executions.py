@@ -1,0 +1,312 @@
+"""Roots of a thread: continue (open root n+1), attach, settle (→ projection), wait, show.
+
+`continue` and `settle` each run as one store unit under the thread's lease: continue reads
+the current snapshot (verified), binds the new root's policy to it and inserts the root
+(`alpd.services.runs.reserve`); settle records the outcome and projects the root's
+checkpoint into revision n+1 in the same transaction (`alpd.services.runs.settle`), so a crash
+leaves the thread at revision n or n+1, never between. This module prepares a root (agent,
+runtime, program), starts a headless one under the supervisor, attaches an interactive one,
+and publishes each change as `execution/changed`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Awaitable, Callable
+
+import aiosqlite
+import anyio
+import msgspec
+import structlog
+
+from alpd.domain.ids import EXECUTION_PREFIX
+from alpd.domain.runs.agents import AgentDefinition, AgentsConfig
+from alpd.domain.runs.outcomes import outcome_of
+from alpd.domain.runs.policy import Origin, Policy, PolicyRequest, build_policy
+from alpd.domain.secrets.filter import redact
+from alpd.errors import ExecutionPolicyTampered, ExecutionSettled, InvalidArgument, SpawnFailed
+from alpd.runtimes.base import LaunchSpec
+from alpd.runtimes.registry import adapter as runtime_adapter
+from alpd.services.context import Caller, Daemon
+from alpd.services.history.discovery import discover_sessions
+from alpd.services.runs.dirs import Paths
+from alpd.services.runs.leases import Leases
+from alpd.services.runs.reconcile import reconcile
+from alpd.services.runs.reserve import InUnit, Prepared, reserve_root
+from alpd.services.runs.rows import (
+    execution_from_row,
+    load_execution_row,
+    owned_execution,
+    verified_policy,
+)
+from alpd.services.runs.settle import settle_execution
+from alpd.services.threads.lifecycle import ThreadService
+from alpd.supervisor.processes import ProcessIdentity, identify
+from alpd.supervisor.supervisor import ExitReport, Supervisor
+from alpd.workspace import workspace_of
+from protocol import jsonrpc
+from protocol import messages as m
+
+DEFAULT_AGENT = "claude"
+
+log = structlog.get_logger("alpd.executions")
+
+AfterSettle = Callable[[str], Awaitable[None]]
+#: told of each clear or undo: (the thread, the context revision the step wrote)
+AfterStep = Callable[[str, int], Awaitable[None]]
+
+
+class Executions:
+    def __init__(self, daemon: Daemon, paths: Paths, agents: AgentsConfig, leases: Leases) -> None:
+        self.d = daemon
+        self.paths = paths
+        self.agents = agents
+        self.leases = leases
+        self.threads = ThreadService(daemon)
+        self.supervisor: Supervisor | None = None
+        self.after_settle: list[AfterSettle] = []
+        self.after_step: list[AfterStep] = []
+        self._settled: dict[str, anyio.Event] = {}
+        self.environ: dict[str, str] = dict(os.environ)
+
+    # publishing
+
+    def publish(self, execution: m.Execution, change: str) -> None:
+        frame = jsonrpc.encode_notification(
+            "execution/changed", m.ExecutionChanged(execution=execution, change=change)
+        )
+        self.d.events.publish("execution/changed", frame, execution.thread_id)
+
+    # continue
+
+    def resolve_agent(self, agent: str | None, runtime: str | None) -> AgentDefinition:
+        if agent is None and runtime is not None and runtime not in self.agents.agents:
+            runtime_adapter(runtime)  # RUNTIME_NOT_FOUND, naming the known runtimes
+        name = agent or runtime or DEFAULT_AGENT
+        definition = self.agents.agent(name)
+        if runtime is not None and definition.runtime != runtime:
+            raise InvalidArgument(
+                f"agent {definition.name!r} runs on {definition.runtime!r}, not {runtime!r}; "
+                "name an agent of that runtime or drop --runtime",
+                agent=definition.name,
+                runtime=runtime,
+            )
+        return definition
+
+    def prepare(
+        self, caller: Caller, params: m.ContinueParams, origin: Origin | None = None
+    ) -> Prepared:
+        """Everything about a new root that needs no thread: agent, runtime, program.
+
+        Done before any write, so a missing runtime leaves nothing behind (not even the
+        empty thread of a failed `alp`)."""
+        agent = self.resolve_agent(params.agent, params.runtime)
+        runtime = runtime_adapter(agent.runtime)
+        if params.headless and not runtime.supports_headless:
+            raise InvalidArgument(f"the {runtime.name} runtime cannot run headless")
+        if not params.headless and not runtime.supports_interactive:
+            raise InvalidArgument(f"the {runtime.name} runtime cannot run interactive")
+        request = PolicyRequest(
+            agent=agent.name,
+            kind=params.kind,
+            headless=params.headless,
+            workspace=workspace_of(params.cwd or "/"),
+            origin=origin or Origin(door=params.door, by=f"uid:{caller.uid}"),
+            runtime=agent.runtime,
+            cwd=params.cwd,
+            args=tuple(params.args),
+        )
+        config = self.agents.runtime(agent.runtime)
+        program = runtime.locate_program(config, build_policy(agent, request, None))
+        return Prepared(agent, runtime, request, config, program)
+
+    async def continue_thread(
+        self,
+        caller: Caller,
+        params: m.ContinueParams,
+        *,
+        prepared: Prepared | None = None,
+        addendum: str | None = None,
+        in_unit: InUnit | None = None,
+    ) -> m.ContinueResult:
+        """Open root n+1. `addendum` is a derived section appended to its session context
+        (what woke a background root); `in_unit` commits with the root or not at all."""
+        prepared = prepared or self.prepare(caller, params)
+        await self.reconcile_thread(caller, params.thread_id)
+        execution_id = self.d.clock.new_id(EXECUTION_PREFIX)
+        unit = reserve_root(
+            caller,
+            params,
+            prepared,
+            execution_id=execution_id,
+            at=self.d.clock.now_iso(),
+            paths=self.paths,
+            store=self.d.store,
+            recap=self.agents.recap,
+            addendum=addendum,
+            in_unit=in_unit,
+        )
+        async with self.leases.thread(params.thread_id):
+            result, spec, policy = await self.d.store.write(unit)
+        self._settled[execution_id] = anyio.Event()
+        self.publish(result.execution, "reserved")
+        if params.headless:
+            result = await self._start_headless(caller, result, spec, policy)
+        return result
+
+    async def check_stored_policy(self, execution_id: str, policy: Policy) -> None:
+        """Before a run is spawned: its stored policy, re-hashed, is the one its argv was
+        built from (EXECUTION_POLICY_TAMPERED otherwise; nothing is started)."""
+        row = await self.d.store.fetchone("SELECT * FROM executions WHERE id = ?", (execution_id,))
+        if row is None or verified_policy(row) != policy:
+            raise ExecutionPolicyTampered(
+                f"execution {execution_id}'s stored policy is not the one it was built with",
+                executionId=execution_id,
+            )
+
+    async def _start_headless(
+        self,
+        caller: Caller,
+        result: m.ContinueResult,
+        spec: LaunchSpec,
+        policy: Policy,
+    ) -> m.ContinueResult:
+        assert self.supervisor is not None
+        execution = result.execution
+        exec_dir = self.paths.exec_dir(execution.id)
+        try:
+            await self.check_stored_policy(execution.id, policy)
+        except ExecutionPolicyTampered as exc:
+            failed = m.SettleParams(
+                execution_id=execution.id, outcome="failed", summary=exc.message
+            )
+            await self.settle(caller, failed)
+            raise
+        try:
+            identity = await self.supervisor.spawn(execution.id, spec, exec_dir, self.environ)
+        except SpawnFailed as exc:
+            settled = await self.settle(
+                caller,
+                m.SettleParams(execution_id=execution.id, outcome="failed", summary=exc.message),
+                output_tail=exc.message,
+            )
+            return m.ContinueResult(
+                thread=result.thread,
+                execution=settled,
+                session_context_path=result.session_context_path,
+            )
+        running = await self.mark_running(execution.id, identity)
+        return m.ContinueResult(
+            thread=result.thread,
+            execution=running,
+            session_context_path=result.session_context_path,
+        )
+
+    async def mark_running(self, execution_id: str, identity: ProcessIdentity) -> m.Execution:
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> m.Execution:
+            await conn.execute(
+                "UPDATE executions SET status = 'running', pid = ?, pid_start_time = ?, "
+                "boot_id = ?, started_at = coalesce(started_at, ?) "
+                "WHERE id = ? AND status != 'settled'",
+                (identity.pid, identity.start_time, identity.boot_id, at, execution_id),
+            )
+            return execution_from_row(await load_execution_row(conn, execution_id))
+
+        execution = await self.d.store.write(unit)
+        self.publish(execution, "running")
+        return execution
+
+    # attach (interactive runs started by the client)
+
+    async def attach(self, caller: Caller, params: m.AttachParams) -> m.Execution:
+        row = await owned_execution(self.d.store, caller, params.execution_id)
+        if row["status"] == "settled":
+            raise ExecutionSettled(f"execution {params.execution_id} has settled")
+        if row["headless"]:
+            raise InvalidArgument("a headless execution is supervised by alpd, not attached")
+        identity = identify(params.pid)
+        if identity is None:
+            raise InvalidArgument(f"no process {params.pid}", pid=params.pid)
+        return await self.mark_running(params.execution_id, identity)
+
+    # settle
+
+    async def settle(
+        self, caller: Caller | None, params: m.SettleParams, *, output_tail: str | None = None
+    ) -> m.Execution:
+        at = self.d.clock.now_iso()
+        # What a run printed and what a client says of it are stored (and projected into the
+        # thread's context) secret-filtered, whoever reports them.
+        if params.summary:
+            params = msgspec.structs.replace(params, summary=redact(params.summary).text)
+        if output_tail:
+            output_tail = redact(output_tail).text
+
+        unit = settle_execution(caller, params, output_tail, at)
+        head = await self.d.store.fetchone(
+            "SELECT thread_id, is_root, native_session_id FROM executions WHERE id = ?",
+            (params.execution_id,),
+        )
+        if head is not None and head["native_session_id"] is None:
+            # Last chance to learn where its transcript is (an interactive Codex run that
+            # ended before a tick saw its open rollout).
+            await self.discover_native_sessions(params.execution_id)
+        if head is not None and head["is_root"] and head["thread_id"] is not None:
+            # Settling a root moves its thread: under the thread lease, like continue.
+            async with self.leases.thread(head["thread_id"]):
+                execution, thread = await self.d.store.write(unit)
+        else:
+            execution, thread = await self.d.store.write(unit)
+        self.publish(execution, "settled")
+        event = self._settled.pop(execution.id, None)
+        if event is not None:
+            event.set()
+        if thread is not None:
+            frame = jsonrpc.encode_notification(
+                "thread/changed", m.ThreadChanged(thread=thread, change="settled")
+            )
+            self.d.events.publish("thread/changed", frame, thread.id)
+        for hook in self.after_settle:
+            try:
+                await hook(execution.id)
+            except Exception:
+                log.exception("after_settle_failed", execution=execution.id)
+        return execution
+
+    async def discover_native_sessions(self, execution_id: str | None = None) -> None:
+        """Record where runs that announce their session late keep their transcript."""
+        await discover_sessions(self.d.store, self.environ, self.agents, execution_id)
+
+    async def on_exit(self, execution_id: str, report: ExitReport) -> None:
+        """The supervisor saw a headless run end: settle it with what its exit says."""
+        params = m.SettleParams(
+            execution_id=execution_id,
+            outcome=outcome_of(report.exit_code, cancelled=report.cancelled),
+            exit_code=report.exit_code,
+        )
+        with contextlib.suppress(ExecutionSettled):
+            await self.settle(None, params, output_tail=report.output_tail or None)
+
+    # wait / show
+
+    async def wait(self, caller: Caller, params: m.WaitParams) -> m.Execution:
+        execution = await self.show(caller, m.ExecutionRef(execution_id=params.execution_id))
+        if execution.status == "settled":
+            return execution
+        event = self._settled.setdefault(params.execution_id, anyio.Event())
+        with anyio.move_on_after(params.timeout if params.timeout is not None else float("inf")):
+            await event.wait()
+        return await self.show(caller, m.ExecutionRef(execution_id=params.execution_id))
+
+    async def show(self, caller: Caller, params: m.ExecutionRef) -> m.Execution:
+        row = await owned_execution(self.d.store, caller, params.execution_id)
+        return execution_from_row(row, with_policy=True)
+
+    async def reconcile_thread(self, caller: Caller, thread_id: str) -> list[str]:
+        return await reconcile(self, thread_id)
+
+
+__all__ = ["DEFAULT_AGENT", "Executions"]

@@ -1,0 +1,189 @@
+"""The execution graph of one root: delegation from inside a run, cascading cancel, the tree.
+
+Children live in their root's graph, never among the thread's roots. A child's policy
+carries its root's thread binding (the snapshot the root opened on), so its policyHash
+proves which context the work it does belongs to; its authority still comes from its own
+agent definition, checked against the parent's `delegatesTo` — re-hashed before it is
+obeyed. Everything here holds the graph lease only (invariant 9).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+
+import aiosqlite
+
+from alpd.domain.ids import EXECUTION_PREFIX
+from alpd.domain.runs.agents import AgentDefinition
+from alpd.domain.runs.policy import (
+    Origin,
+    PolicyRequest,
+    build_policy,
+)
+from alpd.domain.secrets.filter import redact
+from alpd.errors import DelegationDenied, ExecutionSettled
+from alpd.files import write_private_file
+from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext
+from alpd.runtimes.registry import adapter as runtime_adapter
+from alpd.services.context import Caller
+from alpd.services.runs.callers import execution_of_caller
+from alpd.services.runs.executions import Executions
+from alpd.services.runs.rows import (
+    execution_from_row,
+    insert_execution,
+    load_execution_row,
+    owned_execution,
+    verified_policy,
+)
+from alpd.supervisor.processes import ProcessIdentity, end_run
+from protocol import messages as m
+
+
+async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> m.DelegateResult:
+    parent = await execution_of_caller(ex.d.store, caller)
+    parent_policy = verified_policy(parent)
+    if params.agent not in parent_policy.delegates_to:
+        raise DelegationDenied(
+            f"agent {parent_policy.agent!r} may not delegate to {params.agent!r} "
+            f"(delegatesTo: {', '.join(parent_policy.delegates_to) or 'nobody'})",
+            agent=params.agent,
+            delegatesTo=list(parent_policy.delegates_to),
+        )
+    agent = ex.agents.agent(params.agent)
+    runtime = runtime_adapter(agent.runtime)
+    request = PolicyRequest(
+        agent=agent.name,
+        kind="sub-agent",
+        headless=True,
+        workspace=parent["cwd"],
+        origin=Origin(door="delegate", by=f"uid:{caller.uid}", parent_execution_id=parent["id"]),
+        runtime=agent.runtime,
+        cwd=parent["cwd"],
+        args=_child_args(agent, params),
+    )
+    # The child opens on the snapshot its root opened on: the root's binding, carried down
+    # the graph inside every policyHash (None only under a legacy-unthreaded root).
+    policy = build_policy(agent, request, parent_policy.binding)
+    config = ex.agents.runtime(agent.runtime)
+    program = runtime.locate_program(config, policy)
+    execution_id = ex.d.clock.new_id(EXECUTION_PREFIX)
+    exec_dir = ex.paths.exec_dir(execution_id)
+    ex.paths.make_exec_dir(execution_id)
+    context_path = exec_dir / SESSION_CONTEXT_FILE
+    task = redact(params.task).text
+    write_private_file(context_path, f"# work state, not authority\n\nDelegated task:\n\n{task}\n")
+    ctx = LaunchContext(
+        execution_id=execution_id,
+        thread_id=parent["thread_id"],
+        exec_dir=exec_dir,
+        session_context_path=context_path,
+        socket_path=ex.paths.socket_path,
+        prompt=params.task,
+        config=config,
+        program=program,
+    )
+    spec = runtime.launch_spec(policy, ctx)
+    at = ex.d.clock.now_iso()
+
+    async def unit(conn: aiosqlite.Connection) -> m.Execution:
+        await insert_execution(
+            conn,
+            execution_id=execution_id,
+            owner_uid=caller.uid,
+            policy=policy,
+            spec=spec,
+            exec_dir=str(exec_dir),
+            launcher_pid=caller.pid,
+            at=at,
+            thread_id=parent["thread_id"],
+            root_id=parent["root_id"],
+            parent_id=parent["id"],
+        )
+        return execution_from_row(await load_execution_row(conn, execution_id))
+
+    async with ex.leases.graph(parent["root_id"]):
+        await ex.d.store.write(unit)
+        await ex.check_stored_policy(execution_id, policy)
+        assert ex.supervisor is not None
+        identity = await ex.supervisor.spawn(execution_id, spec, exec_dir, ex.environ)
+    running = await ex.mark_running(execution_id, identity)
+    return m.DelegateResult(execution=running, session_context_path=str(context_path))
+
+
+def _child_args(agent: AgentDefinition, params: m.DelegateParams) -> tuple[str, ...]:
+    """For the `command` runtime the task is the command (run by `sh -c`) unless explicit
+    args were given or the agent fixes its own; agent runtimes get the task as their prompt."""
+    if agent.runtime == "command" and not params.args and not agent.args:
+        return ("/bin/sh", "-c", params.task)
+    return tuple(params.args)
+
+
+async def _graph_rows(ex: Executions, root_id: str) -> list[sqlite3.Row]:
+    return await ex.d.store.fetchall(
+        "SELECT * FROM executions WHERE root_id = ? ORDER BY created_at, id", (root_id,)
+    )
+
+
+def _descendants(rows: list[sqlite3.Row], top: str) -> list[sqlite3.Row]:
+    """`top` and everything below it, parents before children."""
+    children: dict[str | None, list[sqlite3.Row]] = {}
+    for row in rows:
+        children.setdefault(row["parent_id"], []).append(row)
+    by_id = {row["id"]: row for row in rows}
+    order: list[sqlite3.Row] = []
+    pending = [by_id[top]] if top in by_id else []
+    while pending:
+        row = pending.pop(0)
+        order.append(row)
+        pending.extend(children.get(row["id"], []))
+    return order
+
+
+async def tree(ex: Executions, caller: Caller, params: m.TreeParams) -> m.TreeNode:
+    if params.execution_id is None:
+        start = await execution_of_caller(ex.d.store, caller)
+    else:
+        start = await owned_execution(ex.d.store, caller, params.execution_id)
+    rows = await _graph_rows(ex, start["root_id"])
+    nodes = {
+        row["id"]: m.TreeNode(
+            execution=execution_from_row(row), binding=row["thread_id"] or "legacy-unthreaded"
+        )
+        for row in rows
+    }
+    for row in rows:
+        if row["parent_id"] in nodes:
+            nodes[row["parent_id"]].children.append(nodes[row["id"]])
+    return nodes[start["root_id"]]
+
+
+async def cancel(ex: Executions, caller: Caller, params: m.ExecutionRef) -> m.Execution:
+    """End the execution and everything below it in its graph; each settles `cancelled`."""
+    top = await owned_execution(ex.d.store, caller, params.execution_id)
+    if top["status"] == "settled":
+        raise ExecutionSettled(f"execution {params.execution_id} already settled {top['outcome']}")
+    async with ex.leases.graph(top["root_id"]):
+        targets = [
+            row
+            for row in _descendants(await _graph_rows(ex, top["root_id"]), top["id"])
+            if row["status"] != "settled"
+        ]
+        unwatched: list[str] = []
+        # Children first, so a parent never outlives the runs it started.
+        for row in reversed(targets):
+            identity = None
+            if row["pid"] is not None:
+                identity = ProcessIdentity(
+                    row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or ""
+                )
+            if ex.supervisor is not None and ex.supervisor.watching(row["id"]):
+                await ex.supervisor.cancel(row["id"], identity)
+            else:
+                await end_run(row["id"], identity, grace=5.0)
+                unwatched.append(row["id"])
+    # Settling a root takes its thread lease: only after the graph lease is released.
+    for execution_id in unwatched:
+        with contextlib.suppress(ExecutionSettled):
+            await ex.settle(None, m.SettleParams(execution_id=execution_id, outcome="cancelled"))
+    return await ex.wait(caller, m.WaitParams(execution_id=params.execution_id, timeout=10.0))

@@ -1,0 +1,61 @@
+"""`execution/logs`: what a headless run printed, read on from byte offsets.
+
+A headless run's stdout and stderr are files in its execution directory (`stdout.log`,
+`stderr.log`, see the supervisor). A read returns whole lines only while the run goes on, so
+a secret is never cut in two across reads and slips the filter; once the run has settled the
+last partial line comes too. Everything returned is secret-filtered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from alpd.domain.secrets.filter import redact
+from alpd.services.context import Caller
+from alpd.services.runs.rows import owned_execution
+from alpd.supervisor.supervisor import STDERR_FILE, STDOUT_FILE
+from protocol import messages as m
+
+if TYPE_CHECKING:
+    from alpd.services.runs.executions import Executions
+
+
+def read_chunk(path: Path, offset: int, limit: int, whole_lines: bool) -> tuple[str, int]:
+    """The text from `offset` (at most `limit` bytes) and the offset to read on from."""
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read(limit)
+    except FileNotFoundError:
+        return "", offset
+    if whole_lines and len(data) < limit:
+        # A line still being written waits for the next read (a full chunk is cut anyway:
+        # a line longer than `limit` must not stall the reader).
+        data = data[: data.rfind(b"\n") + 1]
+    return redact(data.decode("utf-8", errors="replace")).text, offset + len(data)
+
+
+async def logs(ex: Executions, caller: Caller, params: m.LogsParams) -> m.LogsResult:
+    row = await owned_execution(ex.d.store, caller, params.execution_id)
+    settled = row["status"] == "settled"
+    exec_dir = ex.paths.exec_dir(params.execution_id)
+
+    def read() -> tuple[tuple[str, int], tuple[str, int]]:
+        return (
+            read_chunk(exec_dir / STDOUT_FILE, params.stdout_offset, params.limit, not settled),
+            read_chunk(exec_dir / STDERR_FILE, params.stderr_offset, params.limit, not settled),
+        )
+
+    (out, out_at), (err, err_at) = await anyio.to_thread.run_sync(read)
+    return m.LogsResult(
+        execution_id=params.execution_id,
+        stdout=out,
+        stderr=err,
+        stdout_offset=out_at,
+        stderr_offset=err_at,
+        settled=settled,
+        headless=bool(row["headless"]),
+    )

@@ -1,0 +1,166 @@
+"""The transaction that reserves root n+1 of a thread (`thread/continue`, and every root
+alp opens in the background), as one store unit run under the thread's lease.
+
+In order: the thread is the caller's and open (THREAD_CLOSED); its revision is bumped first —
+of two continues that read the same revision, the loser learns it is stale
+(THREAD_REVISION_CONFLICT), not merely that a root runs; no root may be unsettled
+(THREAD_BUSY); the whole context chain is verified from genesis (every root's binding
+against it); the new root's policy is bound to the head snapshot; its session context (the
+snapshot, then the derived sections: recap, tail, what woke it) is written into its run
+directory; the root is inserted `reserved` with its seed checkpoint, the record of what
+derived context it was given, and the caller's own writes (`in_unit`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import NamedTuple
+
+import aiosqlite
+
+from alpd.domain.recap.config import RecapSettings
+from alpd.domain.runs.agents import AgentDefinition, RuntimeConfig
+from alpd.domain.runs.policy import Policy, PolicyRequest, ThreadBinding, build_policy
+from alpd.domain.threads.context import seed_checkpoint
+from alpd.domain.threads.session_context import render_session_context
+from alpd.errors import ThreadClosed
+from alpd.files import write_private_file
+from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext, LaunchSpec, RuntimeAdapter
+from alpd.services.context import Caller
+from alpd.services.recap.root_context import derived_context, record_derived
+from alpd.services.runs.dirs import Paths
+from alpd.services.runs.rows import execution_from_row, insert_execution, load_execution_row
+from alpd.services.threads.lifecycle import (
+    bump_revision,
+    check_owner,
+    load_thread_row,
+    refuse_if_busy,
+    thread_from_row,
+)
+from alpd.services.threads.snapshots import load_chain, save_checkpoint
+from alpd.store.db import Store, Unit
+from protocol import messages as m
+
+#: more writes in the same transaction that reserves a root (given the root's id)
+InUnit = Callable[[aiosqlite.Connection, str], Awaitable[None]]
+
+
+class Prepared(NamedTuple):
+    agent: AgentDefinition
+    runtime: RuntimeAdapter
+    request: PolicyRequest
+    config: RuntimeConfig
+    program: str
+
+
+#: the reserved root as the caller gets it, what launches it, and the policy it was built with
+Reserved = tuple[m.ContinueResult, LaunchSpec, Policy]
+
+
+def reserve_root(
+    caller: Caller,
+    params: m.ContinueParams,
+    prepared: Prepared,
+    *,
+    execution_id: str,
+    at: str,
+    paths: Paths,
+    store: Store,
+    recap: RecapSettings,
+    addendum: str | None,
+    in_unit: InUnit | None,
+) -> Unit[Reserved]:
+    """The store unit reserving root `execution_id` (module docstring)."""
+    agent, runtime, request, config, program = prepared
+    exec_dir = paths.exec_dir(execution_id)
+
+    async def unit(conn: aiosqlite.Connection) -> Reserved:
+        thread_row = await load_thread_row(conn, params.thread_id)
+        check_owner(thread_row, caller)
+        if thread_row["status"] != "open":
+            raise ThreadClosed(
+                f"thread {params.thread_id} is {thread_row['status']}; start a new one with `alp`",
+                threadId=params.thread_id,
+            )
+        # The revision first: of two continues that read the same revision, the loser
+        # learns it is stale (THREAD_REVISION_CONFLICT), not merely that a root runs.
+        await bump_revision(
+            conn,
+            params.thread_id,
+            "continued",
+            at,
+            if_revision=params.if_revision,
+            detail=execution_id,
+        )
+        await refuse_if_busy(conn, params.thread_id)
+        # The whole chain from genesis and every root's binding against it: nothing is
+        # built on a context rewritten anywhere in its history.
+        snapshot, digest = await load_chain(conn, params.thread_id, thread_row["context_revision"])
+        binding = ThreadBinding(
+            id=params.thread_id, context_revision=snapshot.revision, context_digest=digest
+        )
+        policy = build_policy(agent, request, binding)
+        async with conn.execute(
+            "SELECT coalesce(max(sequence), 0) + 1 FROM executions WHERE thread_id = ?",
+            (params.thread_id,),
+        ) as cur:
+            sequence = int((await cur.fetchone())[0])  # type: ignore[index]
+        paths.make_exec_dir(execution_id)
+        context_path = exec_dir / SESSION_CONTEXT_FILE
+        rendered = render_session_context(snapshot, thread_title=thread_row["title"])
+        derived = await derived_context(conn, store, params.thread_id, agent, recap, addendum)
+        write_private_file(context_path, rendered + derived.text)
+        ctx = LaunchContext(
+            execution_id=execution_id,
+            thread_id=params.thread_id,
+            exec_dir=exec_dir,
+            session_context_path=context_path,
+            socket_path=paths.socket_path,
+            prompt=params.prompt,
+            config=config,
+            program=program,
+        )
+        spec = runtime.launch_spec(policy, ctx)
+        try:
+            await insert_execution(
+                conn,
+                execution_id=execution_id,
+                owner_uid=caller.uid,
+                policy=policy,
+                spec=spec,
+                exec_dir=str(exec_dir),
+                launcher_pid=caller.pid,
+                at=at,
+                thread_id=params.thread_id,
+                root_id=execution_id,
+                sequence=sequence,
+            )
+        except sqlite3.IntegrityError:
+            # `one_unsettled_root` refused a second unsettled root: the database is the
+            # last word on invariant 4, and its refusal has the same name as the check's.
+            await refuse_if_busy(conn, params.thread_id)
+            raise
+        await save_checkpoint(conn, seed_checkpoint(execution_id, snapshot), at)
+        await record_derived(conn, execution_id, derived)
+        if in_unit is not None:
+            await in_unit(conn, execution_id)
+        thread = thread_from_row(
+            await load_thread_row(conn, params.thread_id), busy_root=execution_id
+        )
+        execution = execution_from_row(await load_execution_row(conn, execution_id))
+        launch = (
+            None if params.headless else m.LaunchSpec(argv=spec.argv, env=spec.env, cwd=spec.cwd)
+        )
+        result = m.ContinueResult(
+            thread=thread,
+            execution=execution,
+            session_context_path=str(context_path),
+            launch=launch,
+        )
+        return result, spec, policy
+
+    return unit
+
+
+__all__ = ["InUnit", "Prepared", "Reserved", "reserve_root"]

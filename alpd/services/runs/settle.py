@@ -1,0 +1,118 @@
+"""The transaction that settles an execution (`execution/settle`, a headless run's exit).
+
+In one store unit: the execution is the caller's (none: alpd's own supervisor), a named
+thread must be its root's (THREAD_EXECUTION_BINDING_MISMATCH), and it must not have settled
+(EXECUTION_SETTLED); its outcome, exit code, summary and output tail are recorded. A
+sub-agent hands its pins to its root. A root's checkpoint is projected into context revision
+n+1 of its thread (`alpd.domain.threads.projector`), with a compaction record when the projection
+compacted, and the thread's revision is bumped — so a crash leaves the thread at revision n
+or n+1, never between. A context that fails its chain check is not built on: the run is
+still recorded as settled, and the thread stays where it is.
+"""
+
+from __future__ import annotations
+
+import aiosqlite
+import structlog
+
+from alpd.domain.threads.context import Outcome as DomainOutcome
+from alpd.domain.threads.projector import project_context
+from alpd.errors import ExecutionSettled, ThreadContextTampered, ThreadExecutionBindingMismatch
+from alpd.services.context import Caller
+from alpd.services.runs.rows import check_execution_owner, execution_from_row, load_execution_row
+from alpd.services.threads.lifecycle import bump_revision, load_thread_row, thread_from_row
+from alpd.services.threads.pins import hand_pins_to_root
+from alpd.services.threads.snapshots import (
+    insert_compaction,
+    insert_snapshot,
+    load_checkpoint,
+    load_snapshot,
+)
+from alpd.store.db import Unit
+from protocol import messages as m
+
+log = structlog.get_logger("alpd.executions")
+
+#: the settled execution, and its thread when a root's settle moved it
+Settled = tuple[m.Execution, m.Thread | None]
+
+
+def settle_execution(
+    caller: Caller | None, params: m.SettleParams, output_tail: str | None, at: str
+) -> Unit[Settled]:
+    """The store unit settling `params.execution_id` (module docstring); `params` and
+    `output_tail` come secret-filtered."""
+
+    async def unit(conn: aiosqlite.Connection) -> Settled:
+        row = await load_execution_row(conn, params.execution_id)
+        if caller is not None:
+            check_execution_owner(row, caller)
+        if params.thread_id is not None and (
+            row["thread_id"] != params.thread_id or not row["is_root"]
+        ):
+            raise ThreadExecutionBindingMismatch(
+                f"execution {params.execution_id} is not a root of thread {params.thread_id}",
+                threadId=params.thread_id,
+                executionId=params.execution_id,
+            )
+        if row["status"] == "settled":
+            raise ExecutionSettled(
+                f"execution {params.execution_id} already settled {row['outcome']}",
+                outcome=row["outcome"],
+            )
+        await conn.execute(
+            "UPDATE executions SET status = 'settled', outcome = ?, exit_code = ?, "
+            "summary = ?, output_tail = coalesce(?, output_tail), settled_at = ? WHERE id = ?",
+            (
+                params.outcome,
+                params.exit_code,
+                params.summary,
+                output_tail,
+                at,
+                params.execution_id,
+            ),
+        )
+        thread = None
+        if not row["is_root"]:
+            await hand_pins_to_root(conn, params.execution_id, row["root_id"], at)
+        if row["is_root"] and row["thread_id"] is not None:
+            try:
+                thread = await _project(conn, row["thread_id"], params, at)
+            except ThreadContextTampered as exc:
+                # The run did end: record that. Nothing is built on a forged context;
+                # the thread stays where it is and every read of it says TAMPERED.
+                log.error("projection_refused", execution=params.execution_id, **exc.data)
+        return execution_from_row(await load_execution_row(conn, params.execution_id)), thread
+
+    return unit
+
+
+async def _project(
+    conn: aiosqlite.Connection, thread_id: str, params: m.SettleParams, at: str
+) -> m.Thread:
+    thread_row = await load_thread_row(conn, thread_id)
+    snapshot, _ = await load_snapshot(conn, thread_id, thread_row["context_revision"])
+    checkpoint = await load_checkpoint(conn, params.execution_id)
+    outcome = DomainOutcome(
+        execution_id=params.execution_id,
+        status=params.outcome,
+        summary=params.summary,
+        exit_code=params.exit_code,
+        at=at,
+    )
+    projection = project_context(snapshot, checkpoint, outcome)
+    await insert_snapshot(conn, projection.snapshot, at)
+    if projection.compaction is not None:
+        await insert_compaction(conn, thread_id, projection.compaction, at)
+    await bump_revision(
+        conn,
+        thread_id,
+        "settled",
+        at,
+        detail=params.execution_id,
+        sets={"context_revision": projection.snapshot.revision},
+    )
+    return thread_from_row(await load_thread_row(conn, thread_id))
+
+
+__all__ = ["Settled", "settle_execution"]

@@ -1,0 +1,389 @@
+"""Schedules: create, list, show, pause, resume, delete (the scheduler fires them).
+
+A schedule belongs to a thread and its owner. Its rule is checked at create (a bad cron
+expression, duration, time or zone is SCHEDULE_INVALID with the reason), and so is the run
+it would start (agent, runtime, program), so nothing is stored that could never fire.
+Every change is immediate: it is one transaction, it wakes the scheduler (which re-reads the
+next due fire), and it is announced as `schedule/changed`.
+
+A schedule also stops when its thread is closed (in the close's transaction) or when a fire
+finds it can never run (the scheduler); each stop is announced as `schedule/changed` with
+change `stopped`, like any other change.
+
+Pause withdraws a fire waiting for its busy thread; resume plans from the moment of resuming
+(fires that fell while paused were not missed: nobody wanted them). Delete removes the
+schedule; its runs stay in their thread, and their origin still names it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+import aiosqlite
+
+from alpd.clock import iso
+from alpd.domain.runs.policy import Origin
+from alpd.domain.schedules.plan import (
+    AtRule,
+    Rule,
+    describe,
+    next_fire,
+    parse_at,
+    parse_cron,
+    parse_every,
+    parse_zone,
+)
+from alpd.domain.secrets.filter import redact
+from alpd.errors import InvalidArgument, ScheduleInvalid, ScheduleNotFound, ThreadClosed
+from alpd.services.context import Caller
+from alpd.services.conversation.wake import agent_for_thread, prepare_background_root
+from alpd.services.runs.executions import Executions
+from alpd.services.threads.lifecycle import check_owner, load_thread_row
+from protocol import jsonrpc
+from protocol import messages as m
+
+SCHEDULE_PREFIX = "sched_"
+PROMPT_MAX_BYTES = 16 * 1024
+
+_COLUMNS = "s.*, t.title AS thread_title"
+
+
+def parse_time(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def rule_of(row: sqlite3.Row) -> Rule:
+    """The stored rule, as checked at create."""
+    if row["rule"] == "cron":
+        return parse_cron(row["expression"], row["timezone"])
+    if row["rule"] == "every":
+        return parse_every(row["expression"], parse_time(row["anchor_at"]))
+    return AtRule(parse_time(row["anchor_at"]))
+
+
+def rule_text(row: sqlite3.Row) -> str:
+    """The rule in one line, from the stored columns (no parsing: `ps` lists many)."""
+    if row["rule"] == "cron":
+        return f"cron {row['expression']} ({row['timezone']})"
+    if row["rule"] == "every":
+        return f"every {row['expression']}"
+    return f"at {row['anchor_at']}"
+
+
+class RunStats:
+    """What the runs of schedules cost and how the last one ended, by schedule id."""
+
+    def __init__(self, rows: list[sqlite3.Row]) -> None:
+        self._rows = {row["sid"]: row for row in rows}
+
+    def of(self, schedule_id: str) -> tuple[int, float | None, str | None, str | None]:
+        row = self._rows.get(schedule_id)
+        if row is None:
+            return 0, None, None, None
+        result = row["outcome"] if row["status"] == "settled" else "running"
+        return row["runs"], row["cost"], row["id"], result
+
+
+# One pass over the scheduled executions, in the order of the partial index on their
+# schedule id (`+owner_uid` keeps the planner on it): per schedule, the count and cost of its
+# runs, and — SQLite's bare columns of a max() aggregate — its latest run.
+STATS = """
+    SELECT json_extract(origin, '$.scheduleId') AS sid, count(*) AS runs,
+        sum(cost_usd) AS cost, id, status, outcome, max(created_at)
+    FROM executions
+    WHERE kind = 'scheduled' AND +owner_uid = ? {where}
+    GROUP BY sid
+"""
+
+
+def schedule_from_row(row: sqlite3.Row, stats: RunStats) -> m.Schedule:
+    runs, cost, last_execution, last_result = stats.of(row["id"])
+    rule = row["rule"]
+    return m.Schedule(
+        id=row["id"],
+        thread_id=row["thread_id"],
+        thread_title=row["thread_title"],
+        rule=rule_text(row),
+        prompt=row["prompt"],
+        timezone=row["timezone"],
+        status=row["status"],
+        catch_up=row["catch_up"],
+        notify=bool(row["notify"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        cron=row["expression"] if rule == "cron" else None,
+        every=row["expression"] if rule == "every" else None,
+        at=row["anchor_at"] if rule == "at" else None,
+        agent=row["agent"],
+        runtime=row["runtime"],
+        stop_reason=row["stop_reason"],
+        next_fire_at=row["next_fire_at"],
+        last_fire_at=row["last_fire_at"],
+        last_execution_id=last_execution,
+        last_result=last_result,
+        queued_fire_at=row["queued_fire_at"],
+        runs=runs,
+        missed=row["missed"],
+        cost_usd=cost,
+    )
+
+
+class ScheduleService:
+    def __init__(self, ex: Executions, wake: Callable[[], None]) -> None:
+        self.ex = ex
+        self.d = ex.d
+        self.wake = wake
+        ex.threads.on_schedules_stopped.append(self.stopped_by_close)
+
+    # reading
+
+    async def stats(self, owner_uid: int, schedule_id: str | None = None) -> RunStats:
+        if schedule_id is None:
+            return RunStats(await self.d.store.fetchall(STATS.format(where=""), (owner_uid,)))
+        where = "AND json_extract(origin, '$.scheduleId') = ?"
+        sql = STATS.format(where=where)
+        return RunStats(await self.d.store.fetchall(sql, (owner_uid, schedule_id)))
+
+    async def rows(self, owner_uid: int, thread_id: str | None = None) -> list[sqlite3.Row]:
+        sql = (
+            f"SELECT {_COLUMNS}, {QUEUED_FIRE} FROM schedules s "
+            "JOIN threads t ON t.id = s.thread_id WHERE s.owner_uid = ?"
+        )
+        args: list[object] = [owner_uid]
+        if thread_id is not None:
+            sql += " AND s.thread_id = ?"
+            args.append(thread_id)
+        return await self.d.store.fetchall(sql + " ORDER BY s.created_at", args)
+
+    async def list(self, caller: Caller, params: m.ScheduleListParams) -> m.ScheduleListResult:
+        stats = await self.stats(caller.uid)
+        rows = await self.rows(caller.uid, params.thread_id)
+        return m.ScheduleListResult(schedules=[schedule_from_row(r, stats) for r in rows])
+
+    async def show(self, caller: Caller, params: m.ScheduleRef) -> m.Schedule:
+        row = await self.owned(caller, params.schedule_id)
+        return schedule_from_row(row, await self.stats(caller.uid, params.schedule_id))
+
+    async def owned(self, caller: Caller, schedule_id: str) -> sqlite3.Row:
+        row = await self.d.store.fetchone(
+            f"SELECT {_COLUMNS}, {QUEUED_FIRE} FROM schedules s "
+            "JOIN threads t ON t.id = s.thread_id WHERE s.id = ?",
+            (schedule_id,),
+        )
+        if row is None or row["owner_uid"] != caller.uid:
+            # Another user's schedule is not found, not forbidden: ids are not to be probed.
+            raise ScheduleNotFound(
+                f"no schedule {schedule_id!r}; `alp schedule list` shows yours",
+                scheduleId=schedule_id,
+            )
+        return row
+
+    # writing
+
+    async def create(self, caller: Caller, params: m.ScheduleCreateParams) -> m.Schedule:
+        now = self.d.clock.now()
+        kind, expression, anchor, rule = _rule_from(params, now)
+        prompt = redact(params.prompt).text.strip()
+        if not prompt:
+            raise InvalidArgument("a schedule needs a prompt: what should the run do?")
+        if len(prompt.encode()) > PROMPT_MAX_BYTES:
+            raise InvalidArgument(
+                f"the prompt is over {PROMPT_MAX_BYTES} bytes; put it in a file and name it",
+                limit=PROMPT_MAX_BYTES,
+            )
+        agent = None
+        if params.agent is not None or params.runtime is not None:
+            agent = self.ex.resolve_agent(params.agent, params.runtime).name
+        schedule_id = self.d.clock.new_id(SCHEDULE_PREFIX)
+        # Would it run? A missing thread, agent or program is refused now, not at 3 a.m.
+        await prepare_background_root(
+            self.ex,
+            params.thread_id,
+            kind="scheduled",
+            origin=Origin(
+                door="scheduler", by=schedule_id, schedule_id=schedule_id, fire_time=iso(now)
+            ),
+            prompt=prompt,
+            agent=await agent_for_thread(self.ex, params.thread_id, agent),
+            requested_by=caller,
+        )
+        at = iso(now)
+        first = next_fire(rule, now)
+
+        async def unit(conn: aiosqlite.Connection) -> None:
+            thread = await load_thread_row(conn, params.thread_id)
+            check_owner(thread, caller)
+            if thread["status"] != "open":
+                raise ThreadClosed(
+                    f"thread {params.thread_id} is {thread['status']}: nothing can run in it",
+                    threadId=params.thread_id,
+                )
+            await conn.execute(
+                "INSERT INTO schedules (id, owner_uid, thread_id, rule, expression, timezone, "
+                "anchor_at, prompt, agent, runtime, notify, catch_up, status, accounted_until, "
+                "next_fire_at, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
+                (
+                    schedule_id,
+                    caller.uid,
+                    params.thread_id,
+                    kind,
+                    expression,
+                    params.timezone,
+                    anchor,
+                    prompt,
+                    agent,
+                    params.runtime,
+                    int(params.notify),
+                    params.catch_up,
+                    at,
+                    iso(first) if first else None,
+                    at,
+                    at,
+                ),
+            )
+
+        await self.d.store.write(unit)
+        return await self._changed(caller, schedule_id, "created")
+
+    async def pause(self, caller: Caller, params: m.ScheduleRef) -> m.Schedule:
+        row = await self.owned(caller, params.schedule_id)
+        check_live(row)
+        at = self.d.clock.now_iso()
+
+        async def unit(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE schedules SET status = 'paused', next_fire_at = NULL, updated_at = ? "
+                "WHERE id = ? AND status = 'active'",
+                (at, row["id"]),
+            )
+            await withdraw_queued_fire(conn, row["id"], "the schedule was paused")
+
+        await self.d.store.write(unit)
+        return await self._changed(caller, row["id"], "paused")
+
+    async def resume(self, caller: Caller, params: m.ScheduleRef) -> m.Schedule:
+        row = await self.owned(caller, params.schedule_id)
+        check_live(row)
+        now = self.d.clock.now()
+        following = next_fire(rule_of(row), now)
+
+        async def unit(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE schedules SET status = ?, accounted_until = ?, next_fire_at = ?, "
+                "updated_at = ? WHERE id = ? AND status = 'paused'",
+                (
+                    "active" if following else "done",
+                    iso(now),
+                    iso(following) if following else None,
+                    iso(now),
+                    row["id"],
+                ),
+            )
+
+        await self.d.store.write(unit)
+        return await self._changed(caller, row["id"], "resumed")
+
+    async def delete(self, caller: Caller, params: m.ScheduleRef) -> m.Schedule:
+        row = await self.owned(caller, params.schedule_id)
+        schedule = schedule_from_row(row, await self.stats(caller.uid, row["id"]))
+
+        async def unit(conn: aiosqlite.Connection) -> None:
+            await withdraw_queued_fire(conn, row["id"], "the schedule was deleted")
+            await conn.execute("DELETE FROM schedules WHERE id = ?", (row["id"],))
+
+        await self.d.store.write(unit)
+        self.publish(schedule, "deleted")
+        self.wake()
+        return schedule
+
+    async def _changed(self, caller: Caller, schedule_id: str, change: str) -> m.Schedule:
+        schedule = await self.show(caller, m.ScheduleRef(schedule_id=schedule_id))
+        self.publish(schedule, change)
+        self.wake()
+        return schedule
+
+    async def stopped_by_close(self, caller: Caller, schedule_ids: Sequence[str]) -> None:
+        """Announce the schedules a thread's close stopped (already committed)."""
+        for schedule_id in schedule_ids:
+            try:
+                await self._changed(caller, schedule_id, "stopped")
+            except ScheduleNotFound:
+                continue  # deleted since: its delete was announced
+
+    def publish(self, schedule: m.Schedule, change: str) -> None:
+        frame = jsonrpc.encode_notification(
+            "schedule/changed", m.ScheduleChanged(schedule=schedule, change=change)
+        )
+        self.d.events.publish("schedule/changed", frame, schedule.thread_id)
+
+
+#: the fire of a schedule waiting in its thread's delivery queue, if any
+QUEUED_FIRE = """(
+    SELECT json_extract(d.origin, '$.fireTime') FROM deliveries d
+    WHERE d.thread_id = s.thread_id AND d.coalesce_key = 'schedule:' || s.id
+        AND d.status = 'queued'
+) AS queued_fire_at"""
+
+
+def coalesce_key(schedule_id: str) -> str:
+    """A schedule's fires share one key: a busy thread holds at most one of them."""
+    return f"schedule:{schedule_id}"
+
+
+async def withdraw_queued_fire(conn: aiosqlite.Connection, schedule_id: str, reason: str) -> None:
+    await conn.execute(
+        "UPDATE deliveries SET status = 'failed', error = ? "
+        "WHERE coalesce_key = ? AND status = 'queued'",
+        (reason, coalesce_key(schedule_id)),
+    )
+
+
+def check_live(row: sqlite3.Row) -> None:
+    if row["status"] in ("stopped", "done"):
+        why = f" ({row['stop_reason']})" if row["stop_reason"] else ""
+        raise InvalidArgument(
+            f"schedule {row['id']} is {row['status']}{why}; make a new one with `alp schedule add`",
+            scheduleId=row["id"],
+            status=row["status"],
+        )
+
+
+def _rule_from(params: m.ScheduleCreateParams, now: datetime) -> tuple[str, str, str, Rule]:
+    """(kind, expression, anchor, rule) from exactly one of cron, every and at."""
+    given = [k for k in ("cron", "every", "at") if getattr(params, k) is not None]
+    if len(given) != 1:
+        raise ScheduleInvalid(
+            "give exactly one of cron, every and at"
+            + (f" (got {', '.join(given)})" if given else ""),
+            field="rule",
+        )
+    parse_zone(params.timezone)
+    anchor = iso(now)
+    if params.cron is not None:
+        rule: Rule = parse_cron(params.cron, params.timezone)
+        return "cron", " ".join(params.cron.split()), anchor, rule
+    if params.every is not None:
+        rule = parse_every(params.every, parse_time(anchor))
+        return "every", describe(rule).removeprefix("every "), anchor, rule
+    assert params.at is not None
+    at_rule = parse_at(params.at, params.timezone, now.astimezone(UTC))
+    return "at", params.at, iso(at_rule.at), at_rule
+
+
+__all__ = [
+    "QUEUED_FIRE",
+    "SCHEDULE_PREFIX",
+    "STATS",
+    "RunStats",
+    "ScheduleService",
+    "check_live",
+    "coalesce_key",
+    "parse_time",
+    "rule_of",
+    "rule_text",
+    "schedule_from_row",
+    "withdraw_queued_fire",
+]

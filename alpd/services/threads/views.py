@@ -1,0 +1,78 @@
+"""Read-side use cases: `thread/show` (reconciled first) and `thread/context`."""
+
+from __future__ import annotations
+
+import aiosqlite
+import msgspec
+
+from alpd.domain.threads.context import CompactionRecord, Snapshot
+from alpd.errors import InvalidArgument
+from alpd.services.context import Caller
+from alpd.services.conversation.handoff_rows import thread_handoffs
+from alpd.services.conversation.reports import recent_reports
+from alpd.services.history.sync import history_level, thread_history
+from alpd.services.runs.executions import Executions
+from alpd.services.runs.rows import execution_from_row
+from alpd.services.threads.lifecycle import check_owner, load_thread_row
+from alpd.services.threads.snapshots import load_chain, load_compactions, load_snapshot
+from alpd.services.threads.steering import thread_steps
+from protocol import messages as m
+
+__all__ = ["context", "history_level", "show"]
+
+
+def _context_result(
+    snapshot: Snapshot, digest: str, compactions: list[CompactionRecord]
+) -> m.ContextResult:
+    return m.ContextResult(
+        thread_id=snapshot.thread_id,
+        revision=snapshot.revision,
+        digest=digest,
+        snapshot=msgspec.to_builtins(snapshot),
+        compactions=[msgspec.to_builtins(record) for record in compactions],
+    )
+
+
+async def context(ex: Executions, caller: Caller, params: m.ContextParams) -> m.ContextResult:
+    async def unit(conn: aiosqlite.Connection) -> m.ContextResult:
+        row = await load_thread_row(conn, params.thread_id)
+        check_owner(row, caller)
+        revision = row["context_revision"] if params.revision is None else params.revision
+        if not 0 <= revision <= row["context_revision"]:
+            raise InvalidArgument(
+                f"thread {params.thread_id} has context revisions 0..{row['context_revision']}",
+                revision=revision,
+            )
+        await load_chain(conn, params.thread_id, row["context_revision"])
+        snapshot, digest = await load_snapshot(conn, params.thread_id, revision)
+        compactions = await load_compactions(conn, params.thread_id, revision)
+        return _context_result(snapshot, digest, compactions)
+
+    return await ex.d.store.write(unit)
+
+
+async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.ThreadShowResult:
+    await ex.threads.get(caller, params.thread_id)
+    await ex.reconcile_thread(caller, params.thread_id)
+    rows = await ex.d.store.fetchall(
+        "SELECT * FROM executions WHERE thread_id = ? ORDER BY is_root DESC, sequence, created_at",
+        (params.thread_id,),
+    )
+    roots = [execution_from_row(r) for r in rows if r["is_root"]]
+    children = sum(1 for r in rows if not r["is_root"])
+    ctx = await context(ex, caller, m.ContextParams(thread_id=params.thread_id))
+    thread = await ex.threads.get(caller, params.thread_id)
+    busy = next((r.id for r in roots if r.status != "settled"), None)
+    thread = msgspec.structs.replace(thread, busy_root=busy, root_count=len(roots))
+    summary = await thread_history(ex.d.store, params.thread_id)
+    return m.ThreadShowResult(
+        thread=thread,
+        roots=roots,
+        context=ctx,
+        history=summary,
+        children=children,
+        reports=await recent_reports(ex.d.store, params.thread_id),
+        handoffs_in=await thread_handoffs(ex.d.store, params.thread_id, "in"),
+        handoffs_out=await thread_handoffs(ex.d.store, params.thread_id, "out"),
+        steps=await thread_steps(ex, params.thread_id),
+    )
