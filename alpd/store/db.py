@@ -16,7 +16,7 @@ import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
 import aiosqlite
 import anyio
@@ -38,10 +38,23 @@ P = ParamSpec("P")
 log = structlog.get_logger("alpd.store")
 
 Row = sqlite3.Row
-Unit = Callable[[aiosqlite.Connection], Awaitable[T]]
+#: the handle of one unit of work (`Store.write`): services pass it through to the store's
+#: functions, which alone use it; a second backend gives its own transaction here
+Tx: TypeAlias = aiosqlite.Connection
+#: the same for a blocking unit (`Store.write_blocking`) and a read (`Store.read`)
+BlockingTx: TypeAlias = sqlite3.Connection
+Unit = Callable[[Tx], Awaitable[T]]
 
 
-__all__ = ["DatabaseCorrupt", "DatabaseTooNew", "DatabaseUnavailable", "Store", "on_thread"]
+__all__ = [
+    "BlockingTx",
+    "DatabaseCorrupt",
+    "DatabaseTooNew",
+    "DatabaseUnavailable",
+    "Store",
+    "Tx",
+    "on_thread",
+]
 
 
 class DatabaseTooNew(Exception):
