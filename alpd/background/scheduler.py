@@ -22,12 +22,10 @@ decides what runs; everything in (accounted_until, now] is dealt with by one pas
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-import aiosqlite
 import anyio
 import structlog
 
@@ -45,9 +43,12 @@ from alpd.services.schedules.service import (
     check_live,
     coalesce_key,
     parse_time,
+    rule_line,
     rule_of,
-    rule_text,
 )
+from alpd.store import schedules as store
+from alpd.store.db import Tx
+from alpd.store.schedules import FireRecord, ScheduleRow
 from protocol import messages as m
 
 __all__ = ["MAX_SLEEP", "Scheduler"]
@@ -92,79 +93,53 @@ class Scheduler:
 
     async def tick(self, now: datetime) -> float:
         """Fire what is due at `now`; seconds until the next fire."""
-        store = self.d.store
-        for row in await store.fetchall("SELECT * FROM schedules WHERE firing_at IS NOT NULL"):
+        for row in await store.firing_schedules(self.d.store):
             await self._recover(row)
-        due = await store.fetchall(
-            "SELECT * FROM schedules WHERE status = 'active' AND next_fire_at <= ? "
-            "ORDER BY next_fire_at",
-            (iso(now),),
-        )
-        for row in due:
+        for row in await store.due_schedules(self.d.store, iso(now)):
             await self._advance(row, now)
-        following = await store.fetchone(
-            "SELECT min(next_fire_at) FROM schedules WHERE status = 'active'"
-        )
-        if following is None or following[0] is None:
+        following = await store.next_fire_at(self.d.store)
+        if following is None:
             return MAX_SLEEP
-        return (parse_time(following[0]) - self.d.clock.now()).total_seconds()
+        return (parse_time(following) - self.d.clock.now()).total_seconds()
 
-    async def _advance(self, row: sqlite3.Row, now: datetime) -> None:
-        decided = plan(rule_of(row), parse_time(row["accounted_until"]), now, row["catch_up"])
+    async def _advance(self, row: ScheduleRow, now: datetime) -> None:
+        decided = plan(rule_of(row), parse_time(row.accounted_until), now, row.catch_up)
         at = iso(now)
 
-        async def unit(conn: aiosqlite.Connection) -> Fire | None:
-            async with conn.execute(
-                "SELECT s.accounted_until, s.status, t.status AS thread_status, t.id AS thread "
-                "FROM schedules s JOIN threads t ON t.id = s.thread_id WHERE s.id = ?",
-                (row["id"],),
-            ) as cur:
-                current = await cur.fetchone()
-            if current is None or current["status"] != "active":
+        async def unit(tx: Tx) -> Fire | None:
+            current = await store.fire_state(tx, row.id)
+            if current is None or current.status != "active":
                 return None  # deleted or paused meanwhile
-            if current["accounted_until"] != row["accounted_until"]:
+            if current.accounted_until != row.accounted_until:
                 return None  # another pass got here first
-            if current["thread_status"] != "open":
-                await _stop(conn, row["id"], f"thread {current['thread']} was closed", at)
+            if current.thread_status != "open":
+                await store.stop_schedule(tx, row.id, f"thread {current.thread_id} was closed", at)
                 return None
             run = decided.run
             following = decided.next_fire
-            await conn.execute(
-                "UPDATE schedules SET accounted_until = ?, next_fire_at = ?, status = ?, "
-                "missed = missed + ?, firing_at = ?, firing_missed = ?, "
-                "last_fire_at = coalesce(?, last_fire_at), updated_at = ? WHERE id = ?",
-                (
-                    at,
-                    iso(following) if following else None,
-                    "active" if following else "done",
-                    decided.skipped + (run.missed if run else 0),
-                    iso(run.fire_time) if run else None,
-                    run.missed if run else 0,
-                    iso(run.fire_time) if run else None,
-                    at,
-                    row["id"],
-                ),
+            fire = FireRecord(
+                at=at,
+                next_fire=iso(following) if following else None,
+                missed=decided.skipped + (run.missed if run else 0),
+                fire_time=iso(run.fire_time) if run else None,
+                fire_missed=run.missed if run else 0,
             )
+            await store.record_fire(tx, row.id, fire)
             return run
 
         run = await self.d.store.write(unit)
         if run is not None:
             await self._deliver(row, iso(run.fire_time), run.missed)
         elif decided.skipped:
-            log.info("fires_skipped", schedule=row["id"], skipped=decided.skipped)
+            log.info("fires_skipped", schedule=row.id, skipped=decided.skipped)
 
-    async def _recover(self, row: sqlite3.Row) -> None:
+    async def _recover(self, row: ScheduleRow) -> None:
         """A fire recorded before a crash: deliver it unless a delivery carries it."""
-        known = await self.d.store.fetchone(
-            "SELECT 1 FROM deliveries WHERE thread_id = ? AND source_kind = 'schedule' "
-            "AND json_extract(origin, '$.scheduleId') = ? "
-            "AND json_extract(origin, '$.fireTime') = ?",
-            (row["thread_id"], row["id"], row["firing_at"]),
-        )
-        if known is None:
-            await self._deliver(row, row["firing_at"], row["firing_missed"])
+        assert row.firing_at is not None
+        if not await store.fire_delivered(self.d.store, row.thread_id, row.id, row.firing_at):
+            await self._deliver(row, row.firing_at, row.firing_missed)
         else:
-            await self._fired(row["id"], row["firing_at"], joined=False)
+            await self._fired(row.id, row.firing_at, joined=False)
 
     async def run_by_hand(self, caller: Caller, params: m.ScheduleRef) -> m.ScheduleRunResult:
         """`schedule/run`: a fire out of turn, now; the plan is left as it was. What would
@@ -181,71 +156,57 @@ class Scheduler:
             execution=submitted.execution,
         )
 
-    async def _submit(self, row: sqlite3.Row, fire_time: str, missed: int) -> Submitted:
-        label = f"{rule_text(row)} ({row['id']})"
+    async def _submit(self, row: ScheduleRow, fire_time: str, missed: int) -> Submitted:
+        label = f"{rule_line(row)} ({row.id})"
         origin = Origin(
             door="scheduler",
-            by=row["id"],
-            schedule_id=row["id"],
+            by=row.id,
+            schedule_id=row.id,
             fire_time=fire_time,
             missed=missed or None,
         )
         return await self.delivery.submit(
             Submission(
-                thread_id=row["thread_id"],
+                thread_id=row.thread_id,
                 kind="scheduled",
                 origin=origin,
                 source=Source(kind="schedule", label=label, at=self.d.clock.now_iso()),
-                text=row["prompt"],
-                agent=row["agent"],
-                notify=bool(row["notify"]),
-                coalesce_key=coalesce_key(row["id"]),
+                text=row.prompt,
+                agent=row.agent,
+                notify=row.notify,
+                coalesce_key=coalesce_key(row.id),
             )
         )
 
-    async def _deliver(self, row: sqlite3.Row, fire_time: str, missed: int) -> None:
+    async def _deliver(self, row: ScheduleRow, fire_time: str, missed: int) -> None:
         try:
             submitted = await self._submit(row, fire_time, missed)
         except AlpError as exc:
             # It can never run as asked (thread closed, agent gone from the config …).
             at, reason = self.d.clock.now_iso(), redact(exc.message).text
 
-            async def stop(conn: aiosqlite.Connection) -> None:
-                await _stop(conn, row["id"], reason, at)
+            async def stop(tx: Tx) -> None:
+                await store.stop_schedule(tx, row.id, reason, at)
 
             await self.d.store.write(stop)
-            log.warning("schedule_stopped", schedule=row["id"], error=exc.name)
-            await self._changed(row["id"], "stopped")
+            log.warning("schedule_stopped", schedule=row.id, error=exc.name)
+            await self._changed(row.id, "stopped")
             return
-        await self._fired(row["id"], fire_time, joined=submitted.status == "coalesced")
+        await self._fired(row.id, fire_time, joined=submitted.status == "coalesced")
         self.fired += 1
-        log.info("fired", schedule=row["id"], fire_time=fire_time, status=submitted.status)
-        await self._changed(row["id"], "fired")
+        log.info("fired", schedule=row.id, fire_time=fire_time, status=submitted.status)
+        await self._changed(row.id, "fired")
 
     async def _fired(self, schedule_id: str, fire_time: str, *, joined: bool) -> None:
-        async def unit(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE schedules SET firing_at = NULL, firing_missed = 0, "
-                "missed = missed + ? WHERE id = ? AND firing_at = ?",
-                (int(joined), schedule_id, fire_time),
-            )
+        async def unit(tx: Tx) -> None:
+            await store.clear_fire(tx, schedule_id, fire_time, joined=joined)
 
         await self.d.store.write(unit)
 
     async def _changed(self, schedule_id: str, change: str) -> None:
-        rows = await self.d.store.fetchall(
-            "SELECT owner_uid FROM schedules WHERE id = ?", (schedule_id,)
-        )
-        if not rows:
+        owner_uid = await store.schedule_owner(self.d.store, schedule_id)
+        if owner_uid is None:
             return
-        caller = owner_caller(rows[0]["owner_uid"])
+        caller = owner_caller(owner_uid)
         schedule = await self.schedules.show(caller, m.ScheduleRef(schedule_id=schedule_id))
         self.schedules.publish(schedule, change)
-
-
-async def _stop(conn: aiosqlite.Connection, schedule_id: str, reason: str, at: str) -> None:
-    await conn.execute(
-        "UPDATE schedules SET status = 'stopped', stop_reason = ?, next_fire_at = NULL, "
-        "firing_at = NULL, updated_at = ? WHERE id = ?",
-        (reason, at, schedule_id),
-    )

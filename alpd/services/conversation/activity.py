@@ -21,14 +21,8 @@ from alpd import __version__
 from alpd.clock import iso
 from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
-from alpd.services.schedules.service import (
-    STATS,
-    RunStats,
-    ScheduleService,
-    coalesce_key,
-    parse_time,
-    rule_text,
-)
+from alpd.services.schedules.service import ScheduleService, coalesce_key, parse_time, rule_text
+from alpd.store.schedules import STATS, RunStats
 from protocol import messages as m
 
 __all__ = ["activity", "ps"]
@@ -71,7 +65,7 @@ def _schedule(row: sqlite3.Row, stats: RunStats, waiting: dict[str, str]) -> m.P
         id=row["id"],
         thread_id=row["thread_id"],
         thread_title=row["thread_title"],
-        rule=rule_text(row),
+        rule=rule_text(row["rule"], row["expression"], row["timezone"], row["anchor_at"]),
         status=row["status"],
         next_fire_at=row["next_fire_at"],
         last_execution_id=last_execution,

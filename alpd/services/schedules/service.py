@@ -17,11 +17,8 @@ schedule; its runs stay in their thread, and their origin still names it.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-
-import aiosqlite
 
 from alpd.clock import iso
 from alpd.domain.runs.policy import Origin
@@ -41,91 +38,71 @@ from alpd.services.context import Caller
 from alpd.services.conversation.wake import agent_for_thread, prepare_background_root
 from alpd.services.runs.executions import Executions
 from alpd.services.threads.lifecycle import check_owner, load_thread_row
+from alpd.store import schedules as store
+from alpd.store.db import Tx
+from alpd.store.schedules import RunStats, ScheduleRow
 from protocol import jsonrpc
 from protocol import messages as m
 
 SCHEDULE_PREFIX = "sched_"
 PROMPT_MAX_BYTES = 16 * 1024
 
-_COLUMNS = "s.*, t.title AS thread_title"
-
 
 def parse_time(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-def rule_of(row: sqlite3.Row) -> Rule:
+def rule_of(schedule: ScheduleRow) -> Rule:
     """The stored rule, as checked at create."""
-    if row["rule"] == "cron":
-        return parse_cron(row["expression"], row["timezone"])
-    if row["rule"] == "every":
-        return parse_every(row["expression"], parse_time(row["anchor_at"]))
-    return AtRule(parse_time(row["anchor_at"]))
+    if schedule.rule == "cron":
+        return parse_cron(schedule.expression, schedule.timezone)
+    if schedule.rule == "every":
+        return parse_every(schedule.expression, parse_time(schedule.anchor_at))
+    return AtRule(parse_time(schedule.anchor_at))
 
 
-def rule_text(row: sqlite3.Row) -> str:
+def rule_text(rule: str, expression: str, timezone: str, anchor_at: str) -> str:
     """The rule in one line, from the stored columns (no parsing: `ps` lists many)."""
-    if row["rule"] == "cron":
-        return f"cron {row['expression']} ({row['timezone']})"
-    if row["rule"] == "every":
-        return f"every {row['expression']}"
-    return f"at {row['anchor_at']}"
+    if rule == "cron":
+        return f"cron {expression} ({timezone})"
+    if rule == "every":
+        return f"every {expression}"
+    return f"at {anchor_at}"
 
 
-class RunStats:
-    """What the runs of schedules cost and how the last one ended, by schedule id."""
-
-    def __init__(self, rows: list[sqlite3.Row]) -> None:
-        self._rows = {row["sid"]: row for row in rows}
-
-    def of(self, schedule_id: str) -> tuple[int, float | None, str | None, str | None]:
-        row = self._rows.get(schedule_id)
-        if row is None:
-            return 0, None, None, None
-        result = row["outcome"] if row["status"] == "settled" else "running"
-        return row["runs"], row["cost"], row["id"], result
+def rule_line(schedule: ScheduleRow) -> str:
+    """`rule_text` of a stored schedule."""
+    return rule_text(schedule.rule, schedule.expression, schedule.timezone, schedule.anchor_at)
 
 
-# One pass over the scheduled executions, in the order of the partial index on their
-# schedule id (`+owner_uid` keeps the planner on it): per schedule, the count and cost of its
-# runs, and — SQLite's bare columns of a max() aggregate — its latest run.
-STATS = """
-    SELECT json_extract(origin, '$.scheduleId') AS sid, count(*) AS runs,
-        sum(cost_usd) AS cost, id, status, outcome, max(created_at)
-    FROM executions
-    WHERE kind = 'scheduled' AND +owner_uid = ? {where}
-    GROUP BY sid
-"""
-
-
-def schedule_from_row(row: sqlite3.Row, stats: RunStats) -> m.Schedule:
-    runs, cost, last_execution, last_result = stats.of(row["id"])
-    rule = row["rule"]
+def schedule_from_row(row: ScheduleRow, stats: RunStats) -> m.Schedule:
+    runs, cost, last_execution, last_result = stats.of(row.id)
+    rule = row.rule
     return m.Schedule(
-        id=row["id"],
-        thread_id=row["thread_id"],
-        thread_title=row["thread_title"],
-        rule=rule_text(row),
-        prompt=row["prompt"],
-        timezone=row["timezone"],
-        status=row["status"],
-        catch_up=row["catch_up"],
-        notify=bool(row["notify"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        cron=row["expression"] if rule == "cron" else None,
-        every=row["expression"] if rule == "every" else None,
-        at=row["anchor_at"] if rule == "at" else None,
-        agent=row["agent"],
-        runtime=row["runtime"],
-        stop_reason=row["stop_reason"],
-        next_fire_at=row["next_fire_at"],
-        last_fire_at=row["last_fire_at"],
+        id=row.id,
+        thread_id=row.thread_id,
+        thread_title=row.thread_title,
+        rule=rule_line(row),
+        prompt=row.prompt,
+        timezone=row.timezone,
+        status=row.status,
+        catch_up=row.catch_up,
+        notify=row.notify,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        cron=row.expression if rule == "cron" else None,
+        every=row.expression if rule == "every" else None,
+        at=row.anchor_at if rule == "at" else None,
+        agent=row.agent,
+        runtime=row.runtime,
+        stop_reason=row.stop_reason,
+        next_fire_at=row.next_fire_at,
+        last_fire_at=row.last_fire_at,
         last_execution_id=last_execution,
         last_result=last_result,
-        queued_fire_at=row["queued_fire_at"],
+        queued_fire_at=row.queued_fire_at,
         runs=runs,
-        missed=row["missed"],
+        missed=row.missed,
         cost_usd=cost,
     )
 
@@ -139,40 +116,19 @@ class ScheduleService:
 
     # reading
 
-    async def stats(self, owner_uid: int, schedule_id: str | None = None) -> RunStats:
-        if schedule_id is None:
-            return RunStats(await self.d.store.fetchall(STATS.format(where=""), (owner_uid,)))
-        where = "AND json_extract(origin, '$.scheduleId') = ?"
-        sql = STATS.format(where=where)
-        return RunStats(await self.d.store.fetchall(sql, (owner_uid, schedule_id)))
-
-    async def rows(self, owner_uid: int, thread_id: str | None = None) -> list[sqlite3.Row]:
-        sql = (
-            f"SELECT {_COLUMNS}, {QUEUED_FIRE} FROM schedules s "
-            "JOIN threads t ON t.id = s.thread_id WHERE s.owner_uid = ?"
-        )
-        args: list[object] = [owner_uid]
-        if thread_id is not None:
-            sql += " AND s.thread_id = ?"
-            args.append(thread_id)
-        return await self.d.store.fetchall(sql + " ORDER BY s.created_at", args)
-
     async def list(self, caller: Caller, params: m.ScheduleListParams) -> m.ScheduleListResult:
-        stats = await self.stats(caller.uid)
-        rows = await self.rows(caller.uid, params.thread_id)
+        stats = await store.run_stats(self.d.store, caller.uid)
+        rows = await store.schedules_of(self.d.store, caller.uid, params.thread_id)
         return m.ScheduleListResult(schedules=[schedule_from_row(r, stats) for r in rows])
 
     async def show(self, caller: Caller, params: m.ScheduleRef) -> m.Schedule:
         row = await self.owned(caller, params.schedule_id)
-        return schedule_from_row(row, await self.stats(caller.uid, params.schedule_id))
+        stats = await store.run_stats(self.d.store, caller.uid, params.schedule_id)
+        return schedule_from_row(row, stats)
 
-    async def owned(self, caller: Caller, schedule_id: str) -> sqlite3.Row:
-        row = await self.d.store.fetchone(
-            f"SELECT {_COLUMNS}, {QUEUED_FIRE} FROM schedules s "
-            "JOIN threads t ON t.id = s.thread_id WHERE s.id = ?",
-            (schedule_id,),
-        )
-        if row is None or row["owner_uid"] != caller.uid:
+    async def owned(self, caller: Caller, schedule_id: str) -> ScheduleRow:
+        row = await store.schedule_by_id(self.d.store, schedule_id)
+        if row is None or row.owner_uid != caller.uid:
             # Another user's schedule is not found, not forbidden: ids are not to be probed.
             raise ScheduleNotFound(
                 f"no schedule {schedule_id!r}; `alp schedule list` shows yours",
@@ -212,36 +168,31 @@ class ScheduleService:
         at = iso(now)
         first = next_fire(rule, now)
 
-        async def unit(conn: aiosqlite.Connection) -> None:
-            thread = await load_thread_row(conn, params.thread_id)
+        async def unit(tx: Tx) -> None:
+            thread = await load_thread_row(tx, params.thread_id)
             check_owner(thread, caller)
             if thread["status"] != "open":
                 raise ThreadClosed(
                     f"thread {params.thread_id} is {thread['status']}: nothing can run in it",
                     threadId=params.thread_id,
                 )
-            await conn.execute(
-                "INSERT INTO schedules (id, owner_uid, thread_id, rule, expression, timezone, "
-                "anchor_at, prompt, agent, runtime, notify, catch_up, status, accounted_until, "
-                "next_fire_at, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
-                (
-                    schedule_id,
-                    caller.uid,
-                    params.thread_id,
-                    kind,
-                    expression,
-                    params.timezone,
-                    anchor,
-                    prompt,
-                    agent,
-                    params.runtime,
-                    int(params.notify),
-                    params.catch_up,
-                    at,
-                    iso(first) if first else None,
-                    at,
-                    at,
+            await store.insert_schedule(
+                tx,
+                store.NewSchedule(
+                    id=schedule_id,
+                    owner_uid=caller.uid,
+                    thread_id=params.thread_id,
+                    rule=kind,
+                    expression=expression,
+                    timezone=params.timezone,
+                    anchor_at=anchor,
+                    prompt=prompt,
+                    agent=agent,
+                    runtime=params.runtime,
+                    notify=params.notify,
+                    catch_up=params.catch_up,
+                    next_fire_at=iso(first) if first else None,
+                    at=at,
                 ),
             )
 
@@ -253,16 +204,12 @@ class ScheduleService:
         check_live(row)
         at = self.d.clock.now_iso()
 
-        async def unit(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE schedules SET status = 'paused', next_fire_at = NULL, updated_at = ? "
-                "WHERE id = ? AND status = 'active'",
-                (at, row["id"]),
-            )
-            await withdraw_queued_fire(conn, row["id"], "the schedule was paused")
+        async def unit(tx: Tx) -> None:
+            await store.pause_schedule(tx, row.id, at)
+            await withdraw_queued_fire(tx, row.id, "the schedule was paused")
 
         await self.d.store.write(unit)
-        return await self._changed(caller, row["id"], "paused")
+        return await self._changed(caller, row.id, "paused")
 
     async def resume(self, caller: Caller, params: m.ScheduleRef) -> m.Schedule:
         row = await self.owned(caller, params.schedule_id)
@@ -270,29 +217,26 @@ class ScheduleService:
         now = self.d.clock.now()
         following = next_fire(rule_of(row), now)
 
-        async def unit(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE schedules SET status = ?, accounted_until = ?, next_fire_at = ?, "
-                "updated_at = ? WHERE id = ? AND status = 'paused'",
-                (
-                    "active" if following else "done",
-                    iso(now),
-                    iso(following) if following else None,
-                    iso(now),
-                    row["id"],
-                ),
+        async def unit(tx: Tx) -> None:
+            await store.resume_schedule(
+                tx,
+                row.id,
+                status="active" if following else "done",
+                accounted_until=iso(now),
+                next_fire=iso(following) if following else None,
+                at=iso(now),
             )
 
         await self.d.store.write(unit)
-        return await self._changed(caller, row["id"], "resumed")
+        return await self._changed(caller, row.id, "resumed")
 
     async def delete(self, caller: Caller, params: m.ScheduleRef) -> m.Schedule:
         row = await self.owned(caller, params.schedule_id)
-        schedule = schedule_from_row(row, await self.stats(caller.uid, row["id"]))
+        schedule = schedule_from_row(row, await store.run_stats(self.d.store, caller.uid, row.id))
 
-        async def unit(conn: aiosqlite.Connection) -> None:
-            await withdraw_queued_fire(conn, row["id"], "the schedule was deleted")
-            await conn.execute("DELETE FROM schedules WHERE id = ?", (row["id"],))
+        async def unit(tx: Tx) -> None:
+            await withdraw_queued_fire(tx, row.id, "the schedule was deleted")
+            await store.delete_schedule(tx, row.id)
 
         await self.d.store.write(unit)
         self.publish(schedule, "deleted")
@@ -320,34 +264,23 @@ class ScheduleService:
         self.d.events.publish("schedule/changed", frame, schedule.thread_id)
 
 
-#: the fire of a schedule waiting in its thread's delivery queue, if any
-QUEUED_FIRE = """(
-    SELECT json_extract(d.origin, '$.fireTime') FROM deliveries d
-    WHERE d.thread_id = s.thread_id AND d.coalesce_key = 'schedule:' || s.id
-        AND d.status = 'queued'
-) AS queued_fire_at"""
-
-
 def coalesce_key(schedule_id: str) -> str:
     """A schedule's fires share one key: a busy thread holds at most one of them."""
     return f"schedule:{schedule_id}"
 
 
-async def withdraw_queued_fire(conn: aiosqlite.Connection, schedule_id: str, reason: str) -> None:
-    await conn.execute(
-        "UPDATE deliveries SET status = 'failed', error = ? "
-        "WHERE coalesce_key = ? AND status = 'queued'",
-        (reason, coalesce_key(schedule_id)),
-    )
+async def withdraw_queued_fire(tx: Tx, schedule_id: str, reason: str) -> None:
+    """The schedule's fire waiting in its thread's queue, if any, withdrawn (failed)."""
+    await store.withdraw_queued_fire(tx, coalesce_key(schedule_id), reason)
 
 
-def check_live(row: sqlite3.Row) -> None:
-    if row["status"] in ("stopped", "done"):
-        why = f" ({row['stop_reason']})" if row["stop_reason"] else ""
+def check_live(row: ScheduleRow) -> None:
+    if row.status in ("stopped", "done"):
+        why = f" ({row.stop_reason})" if row.stop_reason else ""
         raise InvalidArgument(
-            f"schedule {row['id']} is {row['status']}{why}; make a new one with `alp schedule add`",
-            scheduleId=row["id"],
-            status=row["status"],
+            f"schedule {row.id} is {row.status}{why}; make a new one with `alp schedule add`",
+            scheduleId=row.id,
+            status=row.status,
         )
 
 
@@ -374,14 +307,12 @@ def _rule_from(params: m.ScheduleCreateParams, now: datetime) -> tuple[str, str,
 
 
 __all__ = [
-    "QUEUED_FIRE",
     "SCHEDULE_PREFIX",
-    "STATS",
-    "RunStats",
     "ScheduleService",
     "check_live",
     "coalesce_key",
     "parse_time",
+    "rule_line",
     "rule_of",
     "rule_text",
     "schedule_from_row",

@@ -1,0 +1,387 @@
+"""SQL over `schedules` (migration V9) and what a schedule's runs and waiting fire are.
+
+The service (`alpd.services.schedules.service`) decides; the scheduler
+(`alpd.background.scheduler`) fires. Each of their units of work calls these functions with
+the `Tx` it was given, in its own order: a fire is claimed by recording it on its row
+(`record_fire`), handed to the delivery queue, then cleared (`clear_fire`), the claim and
+the clearing each one transaction of their caller's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from alpd.store.db import Store, Tx
+from protocol.messages.schedules import CatchUp, ScheduleStatus
+
+__all__ = [
+    "STATS",
+    "FireRecord",
+    "FireState",
+    "NewSchedule",
+    "RunStat",
+    "RunStats",
+    "ScheduleRow",
+    "clear_fire",
+    "delete_schedule",
+    "due_schedules",
+    "fire_delivered",
+    "fire_state",
+    "firing_schedules",
+    "insert_schedule",
+    "next_fire_at",
+    "pause_schedule",
+    "record_fire",
+    "resume_schedule",
+    "run_stats",
+    "schedule_by_id",
+    "schedule_owner",
+    "schedules_of",
+    "stop_schedule",
+    "withdraw_queued_fire",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRow:
+    """A stored schedule; with the title of its thread and its waiting fire when read for
+    a view (`schedules_of`, `schedule_by_id`)."""
+
+    id: str
+    owner_uid: int
+    thread_id: str
+    rule: str
+    expression: str
+    timezone: str
+    anchor_at: str
+    prompt: str
+    agent: str | None
+    runtime: str | None
+    notify: bool
+    catch_up: CatchUp
+    status: ScheduleStatus
+    stop_reason: str | None
+    accounted_until: str
+    next_fire_at: str | None
+    firing_at: str | None
+    firing_missed: int
+    last_fire_at: str | None
+    missed: int
+    created_at: str
+    updated_at: str
+    thread_title: str | None = None
+    queued_fire_at: str | None = None
+
+
+def _schedule(row: sqlite3.Row, *, view: bool) -> ScheduleRow:
+    return ScheduleRow(
+        id=row["id"],
+        owner_uid=row["owner_uid"],
+        thread_id=row["thread_id"],
+        rule=row["rule"],
+        expression=row["expression"],
+        timezone=row["timezone"],
+        anchor_at=row["anchor_at"],
+        prompt=row["prompt"],
+        agent=row["agent"],
+        runtime=row["runtime"],
+        notify=bool(row["notify"]),
+        catch_up=row["catch_up"],
+        status=row["status"],
+        stop_reason=row["stop_reason"],
+        accounted_until=row["accounted_until"],
+        next_fire_at=row["next_fire_at"],
+        firing_at=row["firing_at"],
+        firing_missed=row["firing_missed"],
+        last_fire_at=row["last_fire_at"],
+        missed=row["missed"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        thread_title=row["thread_title"] if view else None,
+        queued_fire_at=row["queued_fire_at"] if view else None,
+    )
+
+
+class RunStat(NamedTuple):
+    """What the runs of one schedule cost and how the last one ended."""
+
+    runs: int
+    cost_usd: float | None
+    last_execution_id: str | None
+    last_result: str | None
+
+
+class RunStats:
+    """What the runs of schedules cost and how the last one ended, by schedule id (the rows
+    of `STATS`)."""
+
+    def __init__(self, rows: Iterable[sqlite3.Row]) -> None:
+        self._stats = {
+            row["sid"]: RunStat(
+                row["runs"],
+                row["cost"],
+                row["id"],
+                row["outcome"] if row["status"] == "settled" else "running",
+            )
+            for row in rows
+        }
+
+    def of(self, schedule_id: str) -> RunStat:
+        return self._stats.get(schedule_id, RunStat(0, None, None, None))
+
+
+# One pass over the scheduled executions, in the order of the partial index on their
+# schedule id (`+owner_uid` keeps the planner on it): per schedule, the count and cost of its
+# runs, and — SQLite's bare columns of a max() aggregate — its latest run.
+STATS = """
+    SELECT json_extract(origin, '$.scheduleId') AS sid, count(*) AS runs,
+        sum(cost_usd) AS cost, id, status, outcome, max(created_at)
+    FROM executions
+    WHERE kind = 'scheduled' AND +owner_uid = ? {where}
+    GROUP BY sid
+"""
+
+#: the fire of a schedule waiting in its thread's delivery queue, if any
+_QUEUED_FIRE = """(
+    SELECT json_extract(d.origin, '$.fireTime') FROM deliveries d
+    WHERE d.thread_id = s.thread_id AND d.coalesce_key = 'schedule:' || s.id
+        AND d.status = 'queued'
+) AS queued_fire_at"""
+
+_VIEW = (
+    f"SELECT s.*, t.title AS thread_title, {_QUEUED_FIRE} FROM schedules s "
+    "JOIN threads t ON t.id = s.thread_id"
+)
+
+
+# reading
+
+
+async def run_stats(store: Store, owner_uid: int, schedule_id: str | None = None) -> RunStats:
+    """The stats of the owner's schedules, or of the one named."""
+    if schedule_id is None:
+        return RunStats(await store.fetchall(STATS.format(where=""), (owner_uid,)))
+    where = "AND json_extract(origin, '$.scheduleId') = ?"
+    sql = STATS.format(where=where)
+    return RunStats(await store.fetchall(sql, (owner_uid, schedule_id)))
+
+
+async def schedules_of(
+    store: Store, owner_uid: int, thread_id: str | None = None
+) -> list[ScheduleRow]:
+    """The owner's schedules (of one thread, if named), oldest first."""
+    sql = f"{_VIEW} WHERE s.owner_uid = ?"
+    args: list[object] = [owner_uid]
+    if thread_id is not None:
+        sql += " AND s.thread_id = ?"
+        args.append(thread_id)
+    rows = await store.fetchall(sql + " ORDER BY s.created_at", args)
+    return [_schedule(row, view=True) for row in rows]
+
+
+async def schedule_by_id(store: Store, schedule_id: str) -> ScheduleRow | None:
+    row = await store.fetchone(f"{_VIEW} WHERE s.id = ?", (schedule_id,))
+    return None if row is None else _schedule(row, view=True)
+
+
+async def schedule_owner(store: Store, schedule_id: str) -> int | None:
+    rows = await store.fetchall("SELECT owner_uid FROM schedules WHERE id = ?", (schedule_id,))
+    if not rows:
+        return None
+    return int(rows[0]["owner_uid"])
+
+
+async def firing_schedules(store: Store) -> list[ScheduleRow]:
+    """Schedules with a fire recorded and not yet cleared (a crash between the two)."""
+    rows = await store.fetchall("SELECT * FROM schedules WHERE firing_at IS NOT NULL")
+    return [_schedule(row, view=False) for row in rows]
+
+
+async def due_schedules(store: Store, now: str) -> list[ScheduleRow]:
+    """Active schedules whose next fire is at or before `now`, earliest first."""
+    rows = await store.fetchall(
+        "SELECT * FROM schedules WHERE status = 'active' AND next_fire_at <= ? "
+        "ORDER BY next_fire_at",
+        (now,),
+    )
+    return [_schedule(row, view=False) for row in rows]
+
+
+async def next_fire_at(store: Store) -> str | None:
+    """The earliest next fire of an active schedule."""
+    row = await store.fetchone("SELECT min(next_fire_at) FROM schedules WHERE status = 'active'")
+    if row is None or row[0] is None:
+        return None
+    return str(row[0])
+
+
+async def fire_delivered(store: Store, thread_id: str, schedule_id: str, fire_time: str) -> bool:
+    """Whether a delivery of the thread carries this fire of the schedule."""
+    known = await store.fetchone(
+        "SELECT 1 FROM deliveries WHERE thread_id = ? AND source_kind = 'schedule' "
+        "AND json_extract(origin, '$.scheduleId') = ? "
+        "AND json_extract(origin, '$.fireTime') = ?",
+        (thread_id, schedule_id, fire_time),
+    )
+    return known is not None
+
+
+# writing (each inside its caller's unit of work)
+
+
+@dataclass(frozen=True, slots=True)
+class NewSchedule:
+    id: str
+    owner_uid: int
+    thread_id: str
+    rule: str
+    expression: str
+    timezone: str
+    anchor_at: str
+    prompt: str
+    agent: str | None
+    runtime: str | None
+    notify: bool
+    catch_up: CatchUp
+    next_fire_at: str | None
+    at: str
+
+
+async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
+    """An `active` schedule, accounted until its creation."""
+    await tx.execute(
+        "INSERT INTO schedules (id, owner_uid, thread_id, rule, expression, timezone, "
+        "anchor_at, prompt, agent, runtime, notify, catch_up, status, accounted_until, "
+        "next_fire_at, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
+        (
+            new.id,
+            new.owner_uid,
+            new.thread_id,
+            new.rule,
+            new.expression,
+            new.timezone,
+            new.anchor_at,
+            new.prompt,
+            new.agent,
+            new.runtime,
+            int(new.notify),
+            new.catch_up,
+            new.at,
+            new.next_fire_at,
+            new.at,
+            new.at,
+        ),
+    )
+
+
+async def pause_schedule(tx: Tx, schedule_id: str, at: str) -> None:
+    """An active schedule paused (no next fire); any other is left as it is."""
+    await tx.execute(
+        "UPDATE schedules SET status = 'paused', next_fire_at = NULL, updated_at = ? "
+        "WHERE id = ? AND status = 'active'",
+        (at, schedule_id),
+    )
+
+
+async def resume_schedule(
+    tx: Tx, schedule_id: str, *, status: str, accounted_until: str, next_fire: str | None, at: str
+) -> None:
+    """A paused schedule resumed (`active`, or `done` when no fire is left)."""
+    await tx.execute(
+        "UPDATE schedules SET status = ?, accounted_until = ?, next_fire_at = ?, "
+        "updated_at = ? WHERE id = ? AND status = 'paused'",
+        (status, accounted_until, next_fire, at, schedule_id),
+    )
+
+
+async def delete_schedule(tx: Tx, schedule_id: str) -> None:
+    await tx.execute("DELETE FROM schedules WHERE id = ?", (schedule_id,))
+
+
+async def withdraw_queued_fire(tx: Tx, coalesce_key: str, reason: str) -> None:
+    """The fire waiting under `coalesce_key` in a delivery queue, failed with `reason`."""
+    await tx.execute(
+        "UPDATE deliveries SET status = 'failed', error = ? "
+        "WHERE coalesce_key = ? AND status = 'queued'",
+        (reason, coalesce_key),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FireState:
+    """What a pass checks of a due schedule inside its transaction."""
+
+    accounted_until: str
+    status: str
+    thread_id: str
+    thread_status: str
+
+
+async def fire_state(tx: Tx, schedule_id: str) -> FireState | None:
+    async with tx.execute(
+        "SELECT s.accounted_until, s.status, t.status AS thread_status, t.id AS thread "
+        "FROM schedules s JOIN threads t ON t.id = s.thread_id WHERE s.id = ?",
+        (schedule_id,),
+    ) as cur:
+        row = await cur.fetchone()
+    if row is None:
+        return None
+    return FireState(
+        accounted_until=row["accounted_until"],
+        status=row["status"],
+        thread_id=row["thread"],
+        thread_status=row["thread_status"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FireRecord:
+    """A pass's outcome for one schedule: accounted until `at`, its next fire (none: `done`),
+    the fires it missed, and the fire it runs (if any), recorded as `firing_at`."""
+
+    at: str
+    next_fire: str | None
+    missed: int
+    fire_time: str | None
+    fire_missed: int
+
+
+async def record_fire(tx: Tx, schedule_id: str, fire: FireRecord) -> None:
+    await tx.execute(
+        "UPDATE schedules SET accounted_until = ?, next_fire_at = ?, status = ?, "
+        "missed = missed + ?, firing_at = ?, firing_missed = ?, "
+        "last_fire_at = coalesce(?, last_fire_at), updated_at = ? WHERE id = ?",
+        (
+            fire.at,
+            fire.next_fire,
+            "active" if fire.next_fire else "done",
+            fire.missed,
+            fire.fire_time,
+            fire.fire_missed,
+            fire.fire_time,
+            fire.at,
+            schedule_id,
+        ),
+    )
+
+
+async def clear_fire(tx: Tx, schedule_id: str, fire_time: str, *, joined: bool) -> None:
+    """The recorded fire delivered (a fire that joined a waiting one counts as missed)."""
+    await tx.execute(
+        "UPDATE schedules SET firing_at = NULL, firing_missed = 0, "
+        "missed = missed + ? WHERE id = ? AND firing_at = ?",
+        (int(joined), schedule_id, fire_time),
+    )
+
+
+async def stop_schedule(tx: Tx, schedule_id: str, reason: str, at: str) -> None:
+    """The schedule stopped for good, with the reason (no next fire, no recorded fire)."""
+    await tx.execute(
+        "UPDATE schedules SET status = 'stopped', stop_reason = ?, next_fire_at = NULL, "
+        "firing_at = NULL, updated_at = ? WHERE id = ?",
+        (reason, at, schedule_id),
+    )
