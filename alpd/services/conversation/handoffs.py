@@ -31,14 +31,13 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 
-import aiosqlite
 import anyio
 import msgspec
 import structlog
 
 from alpd.clock import iso
 from alpd.domain.conversation.delivery import Source
-from alpd.domain.conversation.guards import ChainLink, GuardLimits, Slot, admit, check_route
+from alpd.domain.conversation.guards import GuardLimits, admit, check_route
 from alpd.domain.conversation.handoff import Artifact, check_summary, handoff_text, source_label
 from alpd.domain.runs.policy import Origin, decode_policy
 from alpd.domain.secrets.filter import redact
@@ -55,6 +54,8 @@ from alpd.services.conversation.handoff_rows import handoff_by_id, publish_deliv
 from alpd.services.conversation.inbox import hold
 from alpd.services.runs.callers import execution_of_caller
 from alpd.services.threads.refs import resolve_thread
+from alpd.store.conversation import handoffs as store
+from alpd.store.db import Tx
 from protocol import messages as m
 
 log = structlog.get_logger("alpd.handoffs")
@@ -87,12 +88,8 @@ class HandoffService:
             caller, params, source, target, execution, summary, artifacts
         )
 
-        async def commit(conn: aiosqlite.Connection, delivery_id: int) -> None:
-            await conn.execute(
-                "UPDATE handoffs SET slot = 'committed', status = 'sent', path = 'queue', "
-                "delivery_id = ? WHERE id = ? AND slot = 'reserved'",
-                (delivery_id, handoff_id),
-            )
+        async def commit(tx: Tx, delivery_id: int) -> None:
+            await store.commit_slot(tx, handoff_id, delivery_id)
 
         try:
             if params.directive:
@@ -176,25 +173,27 @@ class HandoffService:
         handoff_id = self.d.clock.new_id("handoff_")
         chain_id = self.d.clock.new_id("chain_")
 
-        async def unit(conn: aiosqlite.Connection) -> tuple[str, str]:
-            rows: dict[str, sqlite3.Row] = {}
+        async def unit(tx: Tx) -> tuple[str, str]:
+            ends: dict[str, store.RouteEnd] = {}
             for thread_id in (source["id"], target["id"]):
-                async with conn.execute(
-                    "SELECT id, owner_uid, status FROM threads WHERE id = ?", (thread_id,)
-                ) as cur:
-                    found = await cur.fetchone()
+                found = await store.route_end(tx, thread_id)
                 assert found is not None  # threads are never deleted
-                rows[thread_id] = found
+                ends[thread_id] = found
             check_route(
                 caller_uid=caller.uid,
                 source_id=source["id"],
-                source_owner=rows[source["id"]]["owner_uid"],
+                source_owner=ends[source["id"]].owner_uid,
                 target_id=target["id"],
-                target_owner=rows[target["id"]]["owner_uid"],
-                target_status=rows[target["id"]]["status"],
+                target_owner=ends[target["id"]].owner_uid,
+                target_status=ends[target["id"]].status,
             )
-            link = await _chain_link(conn, execution) if execution is not None else None
-            slots = await _pair_slots(conn, source["id"], target["id"], now, limits)
+            link = (
+                await store.chain_link(tx, execution["id"], execution["root_id"] or execution["id"])
+                if execution is not None
+                else None
+            )
+            since = now - limits.pair_window_seconds
+            slots = await store.pair_slots(tx, source["id"], target["id"], since)
             try:
                 admission = admit(
                     limits,
@@ -210,32 +209,23 @@ class HandoffService:
                 exc.data["sourceId"], exc.data["targetId"] = source["id"], target["id"]
                 raise
             if admission.expired_reservations:
-                marks = ", ".join("?" for _ in admission.expired_reservations)
-                await conn.execute(
-                    "UPDATE handoffs SET slot = 'released', status = 'failed', error = "
-                    "'abandoned: alpd stopped before its delivery was recorded' "
-                    f"WHERE id IN ({marks}) AND slot = 'reserved'",
-                    admission.expired_reservations,
-                )
-            await conn.execute(
-                "INSERT INTO handoffs (id, owner_uid, source_thread_id, source_execution_id, "
-                "target_thread_id, summary, artifacts, directive, chain_id, hop, slot, "
-                "reserved_at, holder, status, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, 'sending', ?)",
-                (
-                    handoff_id,
-                    caller.uid,
-                    source["id"],
-                    execution["id"] if execution is not None else None,
-                    target["id"],
-                    summary,
-                    _artifacts.encode(artifacts).decode(),
-                    int(params.directive),
-                    admission.chain_id,
-                    admission.hop,
-                    now,
-                    self.holder,
-                    _iso(now),
+                await store.abandon_reservations(tx, admission.expired_reservations)
+            await store.insert_handoff(
+                tx,
+                store.NewHandoff(
+                    id=handoff_id,
+                    owner_uid=caller.uid,
+                    source_thread_id=source["id"],
+                    source_execution_id=execution["id"] if execution is not None else None,
+                    target_thread_id=target["id"],
+                    summary=summary,
+                    artifacts=_artifacts.encode(artifacts).decode(),
+                    directive=params.directive,
+                    chain_id=admission.chain_id,
+                    hop=admission.hop,
+                    reserved_at=now,
+                    holder=self.holder,
+                    created_at=_iso(now),
                 ),
             )
             return handoff_id, _iso(now)
@@ -245,8 +235,8 @@ class HandoffService:
     async def _woke(self, handoff_id: str) -> None:
         """It opened a root at once: it woke the thread rather than waited in its queue."""
 
-        async def unit(conn: aiosqlite.Connection) -> None:
-            await conn.execute("UPDATE handoffs SET path = 'wake' WHERE id = ?", (handoff_id,))
+        async def unit(tx: Tx) -> None:
+            await store.mark_woke(tx, handoff_id)
 
         await self.d.store.write(unit)
 
@@ -254,74 +244,29 @@ class HandoffService:
         """Free the slot (the delivery failed); `only_reserved`: unless a delivery was stored
         for it — then it was sent, and its slot stays committed."""
 
-        async def unit(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE handoffs SET slot = 'released', status = 'failed', error = ? "
-                "WHERE id = ? AND (? = 0 OR slot = 'reserved')",
-                (reason, handoff_id, int(only_reserved)),
-            )
+        async def unit(tx: Tx) -> None:
+            await store.release_slot(tx, handoff_id, reason, only_reserved=only_reserved)
 
         await self.d.store.write(unit)
         log.info("handoff_released", handoff=handoff_id, reason=reason)
 
     async def landed(self, ids: list[int], how: Landing, execution_id: str | None) -> None:
         """Where the delivery service says deliveries ended: link, release, announce."""
-        marks = ", ".join("?" for _ in ids)
-        rows = await self.d.store.fetchall(
-            "SELECT id, error, json_extract(origin, '$.handoffId') AS handoff_id "
-            f"FROM deliveries WHERE id IN ({marks}) AND source_kind IN ('handoff', 'directive')",
-            ids,
-        )
-        for row in rows:
-            if row["handoff_id"] is None:
+        for carried in await store.handoff_deliveries(self.d.store, ids):
+            handoff_id = carried.handoff_id
+            if handoff_id is None:
                 continue
             if how == "failed":
-                await self._release(row["handoff_id"], row["error"] or "delivery failed")
+                await self._release(handoff_id, carried.error or "delivery failed")
                 continue
 
-            async def link(conn: aiosqlite.Connection, row: sqlite3.Row = row) -> None:
-                await conn.execute(
-                    "UPDATE handoffs SET delivery_id = ? WHERE id = ? AND delivery_id IS NULL",
-                    (row["id"], row["handoff_id"]),
-                )
+            async def link(
+                tx: Tx, handoff_id: str = handoff_id, delivery_id: int = carried.delivery_id
+            ) -> None:
+                await store.link_delivery(tx, handoff_id, delivery_id)
 
             await self.d.store.write(link)
-            publish_delivered(self.d, await handoff_by_id(self.d.store, row["handoff_id"]))
-
-
-async def _chain_link(conn: aiosqlite.Connection, execution: sqlite3.Row) -> ChainLink | None:
-    """The handoff chain the sending run continues: the deepest handoff delivered into it
-    (or into its root), woken or injected; None when no handoff reached it."""
-    async with conn.execute(
-        "SELECT h.chain_id, h.hop FROM deliveries d "
-        "JOIN handoffs h ON h.id = json_extract(d.origin, '$.handoffId') "
-        "WHERE d.execution_id IN (?, ?) AND d.status IN ('delivered', 'injected') "
-        "ORDER BY h.hop DESC LIMIT 1",
-        (execution["id"], execution["root_id"] or execution["id"]),
-    ) as cur:
-        row = await cur.fetchone()
-    if row is None:
-        return None
-    async with conn.execute(
-        "SELECT max(reserved_at) FROM handoffs WHERE chain_id = ?", (row["chain_id"],)
-    ) as cur:
-        last = await cur.fetchone()
-    return ChainLink(row["chain_id"], int(row["hop"]), float(last[0]))  # type: ignore[index]
-
-
-async def _pair_slots(
-    conn: aiosqlite.Connection, source_id: str, target_id: str, now: float, limits: GuardLimits
-) -> list[Slot]:
-    """The pair's slots that may still count: unreleased and reserved, or inside the window
-    (times in the future, after the clock was set back, included)."""
-    async with conn.execute(
-        "SELECT id, reserved_at, slot, holder FROM handoffs "
-        "WHERE source_thread_id = ? AND target_thread_id = ? AND slot != 'released' "
-        "AND (slot = 'reserved' OR reserved_at > ?)",
-        (source_id, target_id, now - limits.pair_window_seconds),
-    ) as cur:
-        rows = await cur.fetchall()
-    return [Slot(r["id"], float(r["reserved_at"]), r["slot"], r["holder"]) for r in rows]
+            publish_delivered(self.d, await handoff_by_id(self.d.store, handoff_id))
 
 
 def _iso(seconds: float) -> str:

@@ -20,9 +20,6 @@ with reason `from-a-run`, or an agent could wave through what another thread ask
 
 from __future__ import annotations
 
-import sqlite3
-
-import aiosqlite
 import anyio
 
 from alpd.desktop import notify_desktop
@@ -33,26 +30,19 @@ from alpd.domain.runs.policy import Origin
 from alpd.errors import HandoffDenied, InboxItemNotFound, PinOutsideExecution
 from alpd.services.context import Caller, Daemon
 from alpd.services.conversation.delivery import DeliveryService, Submission
-from alpd.services.conversation.handoff_rows import (
-    SELECT_HANDOFFS,
-    handoff_by_id,
-    handoff_from_row,
-    publish_inbox,
-)
+from alpd.services.conversation.handoff_rows import handoff_by_id, publish_inbox
 from alpd.services.runs.callers import execution_of_caller
 from alpd.services.threads.refs import resolve_thread
+from alpd.store.conversation import handoffs as store
+from alpd.store.db import Tx
 from protocol import messages as m
 
 
 async def hold(daemon: Daemon, handoff_id: str) -> None:
     """Put a reserved directive handoff into its target's inbox (its slot committed)."""
 
-    async def unit(conn: aiosqlite.Connection) -> None:
-        await conn.execute(
-            "UPDATE handoffs SET status = 'inbox', path = 'inbox', slot = 'committed' "
-            "WHERE id = ? AND slot = 'reserved'",
-            (handoff_id,),
-        )
+    async def unit(tx: Tx) -> None:
+        await store.hold_in_inbox(tx, handoff_id)
 
     await daemon.store.write(unit)
     item = await handoff_by_id(daemon.store, handoff_id)
@@ -70,45 +60,30 @@ class Inbox:
         self.d = delivery.d
 
     async def list(self, caller: Caller, params: m.InboxListParams) -> m.InboxListResult:
-        where, args = (
-            "h.status = 'inbox' AND h.owner_uid = ? AND t.owner_uid = ?",
-            [
-                caller.uid,
-                caller.uid,
-            ],
-        )
+        thread_id = None
         if params.thread is not None:
             thread = await resolve_thread(self.d.store, caller.uid, params.thread)
-            where += " AND h.target_thread_id = ?"
-            args.append(thread["id"])
-        rows = await self.d.store.fetchall(
-            f"{SELECT_HANDOFFS} WHERE {where} ORDER BY h.created_at, h.id LIMIT 1000", args
-        )
-        return m.InboxListResult(items=[handoff_from_row(row) for row in rows])
+            thread_id = thread["id"]
+        return m.InboxListResult(items=await store.inbox_items(self.d.store, caller.uid, thread_id))
 
-    async def _waiting(self, caller: Caller, item_id: str) -> sqlite3.Row:
-        row = await self.d.store.fetchone(
-            f"{SELECT_HANDOFFS} WHERE h.id = ? AND h.owner_uid = ? AND t.owner_uid = ?",
-            (item_id, caller.uid, caller.uid),
-        )
-        if row is None or row["status"] != "inbox":
-            state = "" if row is None else f" (it is {row['status']})"
+    async def _waiting(self, caller: Caller, item_id: str) -> m.Handoff:
+        item = await store.owned_handoff(self.d.store, item_id, caller.uid)
+        if item is None or item.status != "inbox":
+            state = "" if item is None else f" (it is {item.status})"
             raise InboxItemNotFound(
                 f"no item {item_id!r} waits in your inbox{state}; `alp inbox` lists them",
                 id=item_id,
             )
-        return row
+        return item
 
     async def _decide(self, item_id: str, status: str, *, undo: bool = False) -> bool:
         at = self.d.clock.now_iso()
         before, after = (status, "inbox") if undo else ("inbox", status)
 
-        async def unit(conn: aiosqlite.Connection) -> bool:
-            cur = await conn.execute(
-                "UPDATE handoffs SET status = ?, decided_at = ? WHERE id = ? AND status = ?",
-                (after, None if undo else at, item_id, before),
+        async def unit(tx: Tx) -> bool:
+            return await store.decide_item(
+                tx, item_id, before=before, after=after, decided_at=None if undo else at
             )
-            return cur.rowcount == 1
 
         return await self.d.store.write(unit)
 
@@ -126,9 +101,9 @@ class Inbox:
 
     async def confirm(self, caller: Caller, params: m.InboxItemRef) -> m.InboxConfirmResult:
         await self._refuse_runs(caller, params.id)
-        row = await self._waiting(caller, params.id)
-        target = await resolve_thread(self.d.store, caller.uid, row["target_thread_id"])
-        source = await resolve_thread(self.d.store, caller.uid, row["source_thread_id"])
+        item = await self._waiting(caller, params.id)
+        target = await resolve_thread(self.d.store, caller.uid, item.target_thread_id)
+        source = await resolve_thread(self.d.store, caller.uid, item.source_thread_id)
         check_route(
             caller_uid=caller.uid,
             source_id=source["id"],
@@ -140,7 +115,6 @@ class Inbox:
         if not await self._decide(params.id, "confirmed"):
             await self._waiting(caller, params.id)  # says what it is now
         label = source_label(source["title"])
-        item = handoff_from_row(row)
         artifacts = [Artifact(a.path, a.size, a.sha256) for a in item.artifacts]
         try:
             submitted = await self.delivery.submit(
@@ -166,12 +140,9 @@ class Inbox:
                 await self._decide(params.id, "confirmed", undo=True)
             raise
 
-        async def unit(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE handoffs SET path = ?, delivery_id = ? WHERE id = ?",
-                ("wake" if submitted.status == "started" else "queue", submitted.delivery_id,
-                 params.id),
-            )  # fmt: skip
+        async def unit(tx: Tx) -> None:
+            path: m.HandoffPath = "wake" if submitted.status == "started" else "queue"
+            await store.record_confirmed(tx, params.id, path, submitted.delivery_id)
 
         await self.d.store.write(unit)
         confirmed = await handoff_by_id(self.d.store, params.id)

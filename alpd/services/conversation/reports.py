@@ -16,12 +16,9 @@ through the delivery path (`DeliveryService.submit`): the live parent may take i
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from pathlib import Path
 from typing import Final
 
-import aiosqlite
-import msgspec
 import structlog
 
 from alpd.desktop import notify_desktop
@@ -30,8 +27,9 @@ from alpd.domain.conversation.reports import final_message, notification
 from alpd.domain.runs.policy import Origin
 from alpd.services.conversation.delivery import DeliveryService, Submission
 from alpd.services.history.sync import HistoryService
-from alpd.services.runs.rows import execution_from_row
-from alpd.store.db import Store
+from alpd.store.conversation import reports as store
+from alpd.store.conversation.reports import ReportSubject
+from alpd.store.db import Tx
 from alpd.supervisor.supervisor import STDERR_FILE, STDOUT_FILE
 from protocol import jsonrpc
 from protocol import messages as m
@@ -40,35 +38,6 @@ from protocol import messages as m
 OUTPUT_READ_BYTES: Final = 64 * 1024
 
 log = structlog.get_logger("alpd.reports")
-
-_origin = msgspec.json.Decoder(m.Origin)
-_usage = msgspec.json.Decoder(m.Usage)
-
-REPORT_COLUMNS: Final = (
-    "id, thread_id, execution_id, kind, agent, runtime, origin, outcome, message, "
-    "message_source, cost_usd, duration_seconds, usage, notify, parent_execution_id, created_at"
-)
-
-
-def report_from_row(row: sqlite3.Row) -> m.Report:
-    return m.Report(
-        id=row["id"],
-        thread_id=row["thread_id"],
-        execution_id=row["execution_id"],
-        kind=row["kind"],
-        agent=row["agent"],
-        runtime=row["runtime"],
-        origin=_origin.decode(row["origin"]),
-        outcome=row["outcome"],
-        message=row["message"],
-        message_source=row["message_source"],
-        at=row["created_at"],
-        cost_usd=row["cost_usd"],
-        duration_seconds=row["duration_seconds"],
-        usage=_usage.decode(row["usage"]) if row["usage"] else None,
-        notify=bool(row["notify"]),
-        parent_execution_id=row["parent_execution_id"],
-    )
 
 
 def _output(exec_dir: Path) -> str:
@@ -83,10 +52,10 @@ def _output(exec_dir: Path) -> str:
     return ""
 
 
-def _wants_report(row: sqlite3.Row) -> bool:
-    if row["thread_id"] is None or row["status"] != "settled" or row["kind"] == "interactive":
+def _wants_report(subject: ReportSubject) -> bool:
+    if subject.thread_id is None or subject.status != "settled" or subject.kind == "interactive":
         return False
-    return bool(row["is_root"]) or row["kind"] == "sub-agent"
+    return subject.is_root or subject.kind == "sub-agent"
 
 
 class ReportService:
@@ -96,10 +65,10 @@ class ReportService:
         self.d = delivery.d
 
     async def after_settle(self, execution_id: str) -> None:
-        row = await self.d.store.fetchone("SELECT * FROM executions WHERE id = ?", (execution_id,))
-        if row is None or not _wants_report(row):
+        subject = await store.report_subject(self.d.store, execution_id)
+        if subject is None or not _wants_report(subject):
             return
-        if row["transcript_path"] or row["native_session_id"]:
+        if subject.transcript_path or subject.native_session_id:
             await self.history.sync_execution(execution_id)
         report = await self._write(execution_id)
         if report is None:
@@ -111,74 +80,29 @@ class ReportService:
 
     async def backfill(self) -> int:
         """Reports a kill -9 kept from being written (settled, reportable, none yet)."""
-        rows = await self.d.store.fetchall(
-            "SELECT e.id FROM executions e WHERE e.status = 'settled' AND e.thread_id IS NOT "
-            "NULL AND e.kind != 'interactive' AND (e.is_root = 1 OR e.kind = 'sub-agent') "
-            "AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.execution_id = e.id) ORDER BY e.id"
-        )
-        for row in rows:
+        unreported = await store.unreported_executions(self.d.store)
+        for execution_id in unreported:
             try:
-                await self.after_settle(row["id"])
+                await self.after_settle(execution_id)
             except Exception:
-                log.exception("report_backfill_failed", execution=row["id"])
-        return len(rows)
+                log.exception("report_backfill_failed", execution=execution_id)
+        return len(unreported)
 
     async def _write(self, execution_id: str) -> m.Report | None:
-        row = await self.d.store.fetchone("SELECT * FROM executions WHERE id = ?", (execution_id,))
-        assert row is not None
-        execution = execution_from_row(row)
-        reply = await self.d.store.fetchone(
-            "SELECT text FROM history_entries WHERE execution_id = ? AND role = 'assistant' "
-            "AND kind = 'reply' AND text IS NOT NULL ORDER BY id DESC LIMIT 1",
-            (execution_id,),
-        )
-        message = final_message(
-            reply["text"] if reply is not None else None, _output(Path(row["exec_dir"]))
-        )
+        subject = await store.report_subject(self.d.store, execution_id)
+        assert subject is not None
+        reply = await store.final_reply(self.d.store, execution_id)
+        message = final_message(reply, _output(Path(subject.exec_dir)))
         at = self.d.clock.now_iso()
 
-        async def unit(conn: aiosqlite.Connection) -> m.Report | None:
-            async with conn.execute(
-                "SELECT coalesce(max(notify), 0) FROM deliveries WHERE execution_id = ?",
-                (execution_id,),
-            ) as cur:
-                notify = (await cur.fetchone())[0]  # type: ignore[index]
-            async with conn.execute(
-                "INSERT INTO reports (thread_id, owner_uid, execution_id, kind, agent, runtime, "
-                "origin, outcome, message, message_source, redactions, cost_usd, "
-                "duration_seconds, usage, notify, parent_execution_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                f"ON CONFLICT (execution_id) DO NOTHING RETURNING {REPORT_COLUMNS}",
-                (
-                    row["thread_id"],
-                    row["owner_uid"],
-                    execution_id,
-                    row["kind"],
-                    row["agent"],
-                    row["runtime"],
-                    row["origin"],
-                    row["outcome"],
-                    message.text,
-                    message.source,
-                    message.redactions,
-                    execution.cost_usd,
-                    execution.duration_seconds,
-                    row["usage"],
-                    notify,
-                    row["parent_id"],
-                    at,
-                ),
-            ) as cur:
-                inserted = await cur.fetchone()
-            return None if inserted is None else report_from_row(inserted)
+        async def unit(tx: Tx) -> m.Report | None:
+            notify = await store.reported_notify(tx, execution_id)
+            return await store.insert_report(tx, subject, message, notify=notify, at=at)
 
         return await self.d.store.write(unit)
 
     async def _announce(self, report: m.Report) -> None:
-        thread = await self.d.store.fetchone(
-            "SELECT title FROM threads WHERE id = ?", (report.thread_id,)
-        )
-        title = thread["title"] if thread is not None else None
+        title = await store.thread_title(self.d.store, report.thread_id)
         frame = jsonrpc.encode_notification(
             "thread/report", m.ThreadReport(report=report, thread_title=title)
         )
@@ -212,13 +136,4 @@ class ReportService:
         await self.delivery.submit(submission, check_runnable=False)
 
 
-async def recent_reports(store: Store, thread_id: str, limit: int = 10) -> list[m.Report]:
-    """The thread's last `limit` reports, oldest first."""
-    rows = await store.fetchall(
-        f"SELECT {REPORT_COLUMNS} FROM reports WHERE thread_id = ? ORDER BY id DESC LIMIT ?",
-        (thread_id, limit),
-    )
-    return [report_from_row(row) for row in reversed(rows)]
-
-
-__all__ = ["REPORT_COLUMNS", "ReportService", "recent_reports", "report_from_row"]
+__all__ = ["ReportService"]

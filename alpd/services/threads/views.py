@@ -8,14 +8,14 @@ import msgspec
 from alpd.domain.threads.context import CompactionRecord, Snapshot
 from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
-from alpd.services.conversation.handoff_rows import thread_handoffs
-from alpd.services.conversation.reports import recent_reports
 from alpd.services.history.sync import history_level, thread_history
 from alpd.services.runs.executions import Executions
 from alpd.services.runs.rows import execution_from_row
 from alpd.services.threads.lifecycle import check_owner, load_thread_row
 from alpd.services.threads.snapshots import load_chain, load_compactions, load_snapshot
 from alpd.services.threads.steering import thread_steps
+from alpd.store.conversation.handoffs import thread_handoffs
+from alpd.store.conversation.reports import recent_reports
 from protocol import messages as m
 
 __all__ = ["context", "history_level", "show"]
