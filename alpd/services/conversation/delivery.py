@@ -47,7 +47,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, Literal
 
-import aiosqlite
 import anyio
 import msgspec
 import structlog
@@ -70,7 +69,6 @@ from alpd.errors import (
 )
 from alpd.services.context import Caller
 from alpd.services.conversation.inject import acknowledge, hand_out
-from alpd.services.conversation.paths import FALLBACK_NOTE, requeue_unstarted
 from alpd.services.conversation.submit import QUEUE_MAX, Submission, store_delivery
 from alpd.services.conversation.wake import (
     agent_for_thread,
@@ -78,6 +76,18 @@ from alpd.services.conversation.wake import (
     prepare_background_root,
 )
 from alpd.services.runs.executions import Executions
+from alpd.store.conversation.delivery import (
+    claim_round,
+    delivery_state,
+    fail_queued,
+    queued_for_round,
+    requeue_unstarted,
+    root_running,
+    root_thread,
+    threads_with_queued,
+    waiting_count,
+)
+from alpd.store.db import Tx
 from protocol import messages as m
 
 SWEEP_SECONDS: Final = 30.0
@@ -159,22 +169,16 @@ class DeliveryService:
             store_delivery(sub, agent, envelope, text, at)
         )
         execution = await self.drain(sub.thread_id)
-        row = await self.d.store.fetchone(
-            "SELECT status, execution_id FROM deliveries WHERE id = ?", (delivery_id,)
-        )
+        state = await delivery_state(self.d.store, delivery_id)
         waiting = await self.waiting(sub.thread_id)
-        if execution is not None and row is not None and row["execution_id"] == execution.id:
+        if execution is not None and state is not None and state.execution_id == execution.id:
             return Submitted(delivery_id, "started", waiting, execution)
         if route is None:
             return Submitted(delivery_id, "coalesced", waiting)
         return Submitted(delivery_id, "injecting" if route == "inject" else "queued", waiting)
 
     async def waiting(self, thread_id: str) -> int:
-        row = await self.d.store.fetchone(
-            "SELECT count(*) FROM deliveries WHERE thread_id = ? AND status = 'queued'",
-            (thread_id,),
-        )
-        return int(row[0]) if row is not None else 0
+        return await waiting_count(self.d.store, thread_id)
 
     # drain
 
@@ -194,47 +198,25 @@ class DeliveryService:
                 self._locks.pop(thread_id, None)
 
     async def _open_next_round(self, thread_id: str) -> m.Execution | None:
-        busy = await self.d.store.fetchone(
-            "SELECT 1 FROM executions WHERE thread_id = ? AND is_root = 1 AND status != 'settled'",
-            (thread_id,),
-        )
-        if busy is not None:
+        if await root_running(self.d.store, thread_id):
             # Its settle (or reconcile's, if it died) wakes the drain again: no need to try
             # opening a root only to be told THREAD_BUSY.
             return None
-        rows = await self.d.store.fetchall(
-            "SELECT d.id, d.kind, d.agent, d.envelope, d.text, d.notify, d.origin, "
-            "d.owner_uid = t.owner_uid AS same_owner FROM deliveries d "
-            "JOIN threads t ON t.id = d.thread_id "
-            "WHERE d.thread_id = ? AND d.status = 'queued' ORDER BY d.id LIMIT ?",
-            (thread_id, QUEUE_MAX),
-        )
-        foreign = [int(r["id"]) for r in rows if not r["same_owner"]]
+        rows = await queued_for_round(self.d.store, thread_id, QUEUE_MAX)
+        foreign = [r.queued.id for r in rows if not r.same_owner]
         if foreign:
             await self._fail(foreign, OTHER_OWNER)
             log.warning("deliveries_refused", thread=thread_id, deliveries=foreign)
-            rows = [r for r in rows if r["same_owner"]]
-        queued = [
-            Queued(r["id"], r["kind"], r["agent"], r["envelope"], r["text"], bool(r["notify"]))
-            for r in rows
-        ]
-        taken = next_round(queued)
+            rows = [r for r in rows if r.same_owner]
+        taken = next_round([r.queued for r in rows])
         if not taken:
             return None
-        origin = _origin.decode(rows[0]["origin"])
+        origin = _origin.decode(rows[0].origin)
         ids = [item.id for item in taken]
         at = self.d.clock.now_iso()
 
-        async def claim(conn: aiosqlite.Connection, execution_id: str) -> None:
-            marks = ", ".join("?" for _ in ids)
-            cur = await conn.execute(
-                "UPDATE deliveries SET status = 'delivered', execution_id = ?, delivered_at = ?, "
-                "how = CASE route WHEN 'wake' THEN 'wake' ELSE 'queue' END, "
-                f"note = coalesce({FALLBACK_NOTE}, note) "
-                f"WHERE id IN ({marks}) AND status = 'queued'",
-                (execution_id, at, *ids),
-            )
-            if cur.rowcount != len(ids):
+        async def claim(tx: Tx, execution_id: str) -> None:
+            if await claim_round(tx, ids, execution_id, at) != len(ids):
                 raise _RoundChanged
 
         try:
@@ -261,13 +243,8 @@ class DeliveryService:
         return result.execution
 
     async def _fail(self, ids: list[int], reason: str) -> None:
-        async def unit(conn: aiosqlite.Connection) -> None:
-            marks = ", ".join("?" for _ in ids)
-            await conn.execute(
-                f"UPDATE deliveries SET status = 'failed', error = ? "
-                f"WHERE id IN ({marks}) AND status = 'queued'",
-                (reason, *ids),
-            )
+        async def unit(tx: Tx) -> None:
+            await fail_queued(tx, ids, reason)
 
         await self.d.store.write(unit)
         await self._landed(ids, "failed", None)
@@ -280,15 +257,20 @@ class DeliveryService:
         self._wakeup.set()
 
     async def after_settle(self, execution_id: str) -> None:
-        row = await self.d.store.fetchone(
-            "SELECT thread_id, is_root FROM executions WHERE id = ?", (execution_id,)
-        )
-        if row is not None and row["is_root"] and row["thread_id"] is not None:
+        thread_id = await root_thread(self.d.store, execution_id)
+        if thread_id is not None:
             await self.requeue_unstarted(execution_id)
-            self.wake(row["thread_id"])
+            self.wake(thread_id)
 
     async def requeue_unstarted(self, execution_id: str | None = None) -> int:
-        requeued = await self.d.store.write(requeue_unstarted(execution_id))
+        """Deliveries of rounds whose root was reserved but never started go back to the
+        queue (`alpd.store.conversation.delivery.requeue_unstarted`): of that root, or of all
+        such roots (the sweep); how many."""
+
+        async def unit(tx: Tx) -> int:
+            return await requeue_unstarted(tx, execution_id)
+
+        requeued = await self.d.store.write(unit)
         if requeued:
             log.warning("round_requeued", execution=execution_id, deliveries=requeued)
         return requeued
@@ -300,10 +282,7 @@ class DeliveryService:
         while True:
             if sweep:
                 await self.requeue_unstarted()
-                rows = await self.d.store.fetchall(
-                    "SELECT DISTINCT thread_id FROM deliveries WHERE status = 'queued'"
-                )
-                self._wanted.update(row["thread_id"] for row in rows)
+                self._wanted.update(await threads_with_queued(self.d.store))
             wanted, self._wanted = self._wanted, set()
             opened = 0
             try:

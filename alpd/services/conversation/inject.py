@@ -30,36 +30,16 @@ showing it twice, and that case leaves its trace (a lease on a delivery some rou
 
 from __future__ import annotations
 
-import sqlite3
-
-import aiosqlite
-
 from alpd.clock import iso
 from alpd.domain.conversation.delivery import inject_batch, inject_context, lease_expiry
 from alpd.services.context import Caller, Daemon
 from alpd.services.runs.callers import execution_of_caller
+from alpd.store.conversation.delivery import Run, leasable, lease, mark_injected
+from alpd.store.db import Tx
 from protocol import messages as m
 
 #: at most this many deliveries leave in one hand-out (the rest at the next hook call)
 HAND_OUT_MAX = 100
-
-
-def _waiting_for(execution: sqlite3.Row) -> tuple[str, tuple[object, ...]]:
-    """The SQL condition (and its arguments) for deliveries a run may take: its own, made
-    for its owner, in a thread of that owner (a thread that changed hands after a send never
-    receives it)."""
-    where = (
-        "thread_id = ? AND status = 'queued' AND "
-        "(target_execution_id = ? OR (target_execution_id IS NULL AND ? = 1)) AND "
-        "owner_uid = ? AND owner_uid = (SELECT owner_uid FROM threads WHERE id = ?)"
-    )
-    return where, (
-        execution["thread_id"],
-        execution["id"],
-        int(bool(execution["is_root"])),
-        execution["owner_uid"],
-        execution["thread_id"],
-    )
 
 
 async def hand_out(d: Daemon, caller: Caller, params: m.PendingParams) -> m.PendingResult:
@@ -67,42 +47,28 @@ async def hand_out(d: Daemon, caller: Caller, params: m.PendingParams) -> m.Pend
     execution = await execution_of_caller(d.store, caller)
     if execution["thread_id"] is None:
         return m.PendingResult(deliveries=[])
-    where, args = _waiting_for(execution)
+    run = Run(
+        execution_id=execution["id"],
+        thread_id=execution["thread_id"],
+        is_root=bool(execution["is_root"]),
+        owner_uid=execution["owner_uid"],
+    )
     now = d.clock.now()
     at, until = iso(now), iso(lease_expiry(now))
 
-    async def unit(conn: aiosqlite.Connection) -> list[sqlite3.Row]:
-        async with conn.execute(
-            f"SELECT id, source_kind, envelope, text, created_at FROM deliveries WHERE {where} "
-            "AND (lease_until IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?",
-            (*args, at, HAND_OUT_MAX),
-        ) as cur:
-            found = list(await cur.fetchall())
-        rows = [found[i] for i in inject_batch([(r["envelope"], r["text"]) for r in found])]
-        if rows and not params.peek:
-            marks = ", ".join("?" for _ in rows)
-            await conn.execute(
-                "UPDATE deliveries SET lease_execution_id = ?, lease_until = ? "
-                f"WHERE id IN ({marks})",
-                (execution["id"], until, *(row["id"] for row in rows)),
-            )
-        return rows
+    async def unit(tx: Tx) -> list[m.PendingDelivery]:
+        found = await leasable(tx, run, at, HAND_OUT_MAX)
+        taken = [found[i] for i in inject_batch([(p.envelope, p.text) for p in found])]
+        if taken and not params.peek:
+            await lease(tx, [p.id for p in taken], run.execution_id, until)
+        return taken
 
-    rows = await d.store.write(unit)
-    if not rows:
+    deliveries = await d.store.write(unit)
+    if not deliveries:
         return m.PendingResult(deliveries=[])
     return m.PendingResult(
-        deliveries=[
-            m.PendingDelivery(
-                id=row["id"],
-                source_kind=row["source_kind"],
-                envelope=row["envelope"],
-                text=row["text"],
-                at=row["created_at"],
-            )
-            for row in rows
-        ],
-        context=inject_context([(row["envelope"], row["text"]) for row in rows]),
+        deliveries=deliveries,
+        context=inject_context([(p.envelope, p.text) for p in deliveries]),
         lease_until=None if params.peek else until,
     )
 
@@ -110,26 +76,18 @@ async def hand_out(d: Daemon, caller: Caller, params: m.PendingParams) -> m.Pend
 async def acknowledge(d: Daemon, caller: Caller, params: m.AckParams) -> tuple[m.AckResult, str]:
     """`delivery/ack`: the caller's runtime has the text; record each delivery injected.
     Also the caller's execution, for whoever records where deliveries landed."""
-    execution = await execution_of_caller(d.store, caller)
+    execution_id: str = (await execution_of_caller(d.store, caller))["id"]
     wanted = sorted(set(params.ids))
     if not wanted:
-        return m.AckResult(acked=[], missed=[]), execution["id"]
+        return m.AckResult(acked=[], missed=[]), execution_id
     at = d.clock.now_iso()
 
-    async def unit(conn: aiosqlite.Connection) -> list[int]:
-        marks = ", ".join("?" for _ in wanted)
-        async with conn.execute(
-            "UPDATE deliveries SET status = 'injected', how = 'inject', execution_id = ?, "
-            "delivered_at = ?, lease_until = NULL "
-            f"WHERE id IN ({marks}) AND status = 'queued' AND lease_execution_id = ? "
-            "RETURNING id",
-            (execution["id"], at, *wanted, execution["id"]),
-        ) as cur:
-            return sorted(int(row["id"]) for row in await cur.fetchall())
+    async def unit(tx: Tx) -> list[int]:
+        return await mark_injected(tx, wanted, execution_id, at)
 
     acked = await d.store.write(unit)
     result = m.AckResult(acked=acked, missed=[i for i in wanted if i not in set(acked)])
-    return result, execution["id"]
+    return result, execution_id
 
 
 __all__ = ["HAND_OUT_MAX", "acknowledge", "hand_out"]

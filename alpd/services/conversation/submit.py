@@ -15,19 +15,22 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
-import aiosqlite
-import msgspec
-
 from alpd.domain.conversation.delivery import Route, Source, fits_injection
 from alpd.domain.runs.policy import Origin, SessionKind
 from alpd.errors import PermissionDenied, QueueFull, ThreadClosed
 from alpd.services.conversation.paths import choose_path
-from alpd.store.db import Unit
+from alpd.store.conversation.delivery import (
+    insert_delivery,
+    queued_count,
+    queued_with_key,
+    thread_owner,
+)
+from alpd.store.db import Tx, Unit
 
 QUEUE_MAX: Final = 1000
 
-#: writes that commit with a stored delivery: (the connection in the unit, the delivery's id)
-StoredUnit = Callable[[aiosqlite.Connection, int], Awaitable[None]]
+#: writes that commit with a stored delivery: (the unit's handle, the delivery's id)
+StoredUnit = Callable[[Tx, int], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,25 +64,17 @@ def store_delivery(sub: Submission, agent: str, envelope: str, text: str, at: st
     """The store unit of a submit (module docstring): the delivery's id and its route (None:
     it joined a waiting delivery of the same `coalesce_key`). `text` comes secret-filtered."""
 
-    async def unit(conn: aiosqlite.Connection) -> Stored:
-        async with conn.execute(
-            "SELECT owner_uid FROM threads WHERE id = ?", (sub.thread_id,)
-        ) as cur:
-            owner = await cur.fetchone()
-        if owner is not None and sub.sender_uid not in (None, owner["owner_uid"]):
+    async def unit(tx: Tx) -> Stored:
+        owner = await thread_owner(tx, sub.thread_id)
+        if owner is not None and sub.sender_uid not in (None, owner):
             raise PermissionDenied(
                 f"thread {sub.thread_id} belongs to another user", threadId=sub.thread_id
             )
         if sub.coalesce_key is not None:
-            async with conn.execute(
-                "SELECT id FROM deliveries WHERE thread_id = ? AND coalesce_key = ? "
-                "AND status = 'queued'",
-                (sub.thread_id, sub.coalesce_key),
-            ) as cur:
-                row = await cur.fetchone()
-            if row is not None:
-                return int(row["id"]), None
-        waiting = await _waiting(conn, sub.thread_id)
+            joined = await queued_with_key(tx, sub.thread_id, sub.coalesce_key)
+            if joined is not None:
+                return joined, None
+        waiting = await queued_count(tx, sub.thread_id)
         if waiting >= QUEUE_MAX:
             raise QueueFull(
                 f"{waiting} deliveries already wait for thread {sub.thread_id}; "
@@ -88,50 +83,34 @@ def store_delivery(sub: Submission, agent: str, envelope: str, text: str, at: st
                 limit=QUEUE_MAX,
             )
         route = await choose_path(
-            conn, sub.thread_id, sub.target_execution_id, fits=fits_injection(envelope, text)
+            tx, sub.thread_id, sub.target_execution_id, fits=fits_injection(envelope, text)
         )
-        async with conn.execute(
-            "INSERT INTO deliveries (thread_id, owner_uid, kind, agent, origin, source_kind, "
-            "source, envelope, text, notify, target_execution_id, coalesce_key, status, "
-            "created_at, route) "
-            "SELECT id, coalesce(?, owner_uid), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ? "
-            "FROM threads WHERE id = ? AND status = 'open' RETURNING id",
-            (
-                sub.sender_uid,
-                sub.kind,
-                agent,
-                msgspec.json.encode(sub.origin).decode(),
-                sub.source.kind,
-                sub.source.label,
-                envelope,
-                text,
-                int(sub.notify),
-                sub.target_execution_id,
-                sub.coalesce_key,
-                at,
-                route,
-                sub.thread_id,
-            ),
-        ) as cur:
-            inserted = await cur.fetchone()
+        inserted = await insert_delivery(
+            tx,
+            thread_id=sub.thread_id,
+            sender_uid=sub.sender_uid,
+            kind=sub.kind,
+            agent=agent,
+            origin=sub.origin,
+            source=sub.source,
+            envelope=envelope,
+            text=text,
+            notify=sub.notify,
+            target_execution_id=sub.target_execution_id,
+            coalesce_key=sub.coalesce_key,
+            at=at,
+            route=route,
+        )
         if inserted is None:
             raise ThreadClosed(
                 f"thread {sub.thread_id} is closed or gone; nothing can run in it any more",
                 threadId=sub.thread_id,
             )
         if sub.in_unit is not None:
-            await sub.in_unit(conn, int(inserted["id"]))
-        return int(inserted["id"]), route
+            await sub.in_unit(tx, inserted)
+        return inserted, route
 
     return unit
-
-
-async def _waiting(conn: aiosqlite.Connection, thread_id: str) -> int:
-    async with conn.execute(
-        "SELECT count(*) FROM deliveries WHERE thread_id = ? AND status = 'queued'", (thread_id,)
-    ) as cur:
-        row = await cur.fetchone()
-    return int(row[0]) if row is not None else 0
 
 
 __all__ = ["QUEUE_MAX", "Stored", "StoredUnit", "Submission", "store_delivery"]

@@ -16,11 +16,16 @@ from __future__ import annotations
 import os
 
 from alpd.domain.runs.policy import Origin, SessionKind, decode_policy
-from alpd.errors import KindNotAllowed, ThreadClosed, ThreadNotFound
+from alpd.errors import KindNotAllowed, PermissionDenied, ThreadClosed, ThreadNotFound
 from alpd.services.context import Caller
 from alpd.services.runs.executions import DEFAULT_AGENT, Executions
 from alpd.services.runs.reserve import InUnit, Prepared
-from alpd.services.threads.lifecycle import check_owner
+from alpd.store.conversation.delivery import (
+    last_root_agent,
+    last_root_policy,
+    thread_state,
+    thread_workspace,
+)
 from protocol import messages as m
 
 #: kinds a client may ask for on `thread/continue`; every other one is the daemon's to start
@@ -53,24 +58,16 @@ async def agent_for_thread(ex: Executions, thread_id: str, agent: str | None) ->
     """`agent` if given, else the agent of the thread's last root, else the default agent."""
     if agent is not None:
         return agent
-    row = await ex.d.store.fetchone(
-        "SELECT agent FROM executions WHERE thread_id = ? AND is_root = 1 "
-        "ORDER BY sequence DESC LIMIT 1",
-        (thread_id,),
-    )
-    return str(row["agent"]) if row is not None else DEFAULT_AGENT
+    last = await last_root_agent(ex.d.store, thread_id)
+    return last if last is not None else DEFAULT_AGENT
 
 
 async def _run_directory(ex: Executions, thread_id: str) -> str:
-    row = await ex.d.store.fetchone(
-        "SELECT policy FROM executions WHERE thread_id = ? AND is_root = 1 "
-        "ORDER BY sequence DESC LIMIT 1",
-        (thread_id,),
-    )
-    if row is not None:
-        return decode_policy(bytes(row["policy"])).workspace
-    thread = await ex.d.store.fetchone("SELECT workspace FROM threads WHERE id = ?", (thread_id,))
-    return str(thread["workspace"]) if thread is not None else "/"
+    policy = await last_root_policy(ex.d.store, thread_id)
+    if policy is not None:
+        return decode_policy(policy).workspace
+    workspace = await thread_workspace(ex.d.store, thread_id)
+    return workspace if workspace is not None else "/"
 
 
 async def prepare_background_root(
@@ -86,21 +83,19 @@ async def prepare_background_root(
     """Everything about the root but whether the thread is busy: refuses (THREAD_NOT_FOUND,
     PERMISSION_DENIED for a `requested_by` who is not the owner, THREAD_CLOSED,
     AGENT_NOT_FOUND, RUNTIME_UNAVAILABLE, INVALID_ARGUMENT …) before anything is written."""
-    thread_row = await ex.d.store.fetchone(
-        "SELECT id, owner_uid, status FROM threads WHERE id = ?", (thread_id,)
-    )
-    if thread_row is None:
+    thread = await thread_state(ex.d.store, thread_id)
+    if thread is None:
         raise ThreadNotFound(
             f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
         )
-    if requested_by is not None:
-        check_owner(thread_row, requested_by)
-    if thread_row["status"] != "open":
+    if requested_by is not None and thread.owner_uid != requested_by.uid:
+        raise PermissionDenied(f"thread {thread.id} belongs to another user", threadId=thread.id)
+    if thread.status != "open":
         raise ThreadClosed(
-            f"thread {thread_id} is {thread_row['status']}; nothing can run in it any more",
+            f"thread {thread_id} is {thread.status}; nothing can run in it any more",
             threadId=thread_id,
         )
-    caller = owner_caller(thread_row["owner_uid"])
+    caller = owner_caller(thread.owner_uid)
     params = m.ContinueParams(
         thread_id=thread_id,
         agent=agent,
