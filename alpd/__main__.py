@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     import anyio
 
     from alpd.daemon import DaemonConfig, run_daemon
-    from alpd.domain.runs.agents import ConfigError
+    from alpd.domain.config_fields import ConfigError
     from alpd.lock import HomeLocked
     from alpd.logs import configure_logging
     from alpd.paths import UnsafeDirectory

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from alpd.domain.runs.agents import AgentsConfig, ConfigError, default_config, parse_agents_config
+from alpd.domain.config_fields import ConfigError
+from alpd.domain.runs.agents import AgentsConfig, default_config, parse_agents_config
 
 
 def load_config(path: Path) -> AgentsConfig:

@@ -17,17 +17,11 @@ from alpd.services.history import importer, search
 from alpd.services.recap.refresh import recap_state
 from alpd.services.runs import graph, logs
 from alpd.services.threads import pins, steering, views
-from alpd.store.db import Store
+from alpd.store.status import daemon_counts
 from protocol import messages as m
 
 if TYPE_CHECKING:
-    from alpd.daemon import Runtime
-
-
-async def _history_entries(store: Store) -> int:
-    """Entries are never deleted or updated, so the largest id counts them in O(log n)."""
-    row = await store.fetchone("SELECT coalesce(max(id), 0) FROM history_entries")
-    return int(row[0]) if row else 0
+    from alpd.assembly import Runtime
 
 
 def build_handlers(rt: Runtime) -> dict[str, Handler]:
@@ -51,23 +45,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
 
     async def status(session: Session, params: m.Empty) -> m.StatusResult:
         store = rt.daemon.store
-        row = await store.fetchone(
-            "SELECT count(*) AS threads, coalesce(sum(status = 'open'), 0) AS open FROM threads "
-            "WHERE owner_uid = ?",
-            (session.caller.uid,),
-        )
-        ex_row = await store.fetchone(
-            "SELECT count(*) AS n, coalesce(sum(status != 'settled'), 0) AS running "
-            "FROM executions WHERE owner_uid = ?",
-            (session.caller.uid,),
-        )
-        counts = m.Counts(
-            threads=row["threads"] if row else 0,
-            open_threads=row["open"] if row else 0,
-            executions=ex_row["n"] if ex_row else 0,
-            running=ex_row["running"] if ex_row else 0,
-            history_entries=await _history_entries(store),
-        )
+        counts = await daemon_counts(store, session.caller.uid)
         return m.StatusResult(
             version=__version__,
             protocol=m.PROTOCOL_VERSION,

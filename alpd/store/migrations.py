@@ -5,6 +5,9 @@ Each migration is a tuple of statements applied, with the version bump, in one
 written by a newer alpd and is refused (`DatabaseTooNew`).
 """
 
+# long: the schema's whole history, one constant a migration, in the order applied; splitting
+# it would scatter what a reader needs side by side to see what a table looks like today.
+
 from __future__ import annotations
 
 from typing import Final

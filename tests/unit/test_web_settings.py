@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from alpd.domain.runs.agents import ConfigError, parse_agents_config
+from alpd.domain.config_fields import ConfigError
+from alpd.domain.runs.agents import parse_agents_config
 from alpd.domain.web_settings import WebSettings
 
 

@@ -49,10 +49,21 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from typing import Final, NoReturn
+from typing import Final
 
 import msgspec
 
+from alpd.domain.config_fields import (
+    ConfigError,
+    Failer,
+    bool_field,
+    deep_nesting_line,
+    opt_str,
+    reject_unknown,
+    str_list,
+    syntax_error_line,
+    table_of,
+)
 from alpd.domain.conversation.guards import LIMIT_KEYS, GuardLimits
 from alpd.domain.recap.config import RecapSettings, parse_recap_settings
 from alpd.domain.web_settings import WebSettings, parse_web_settings
@@ -75,17 +86,6 @@ _AGENT_KEYS: Final = (
 )
 _RUNTIME_KEYS: Final = ("command", "env", "prices")
 _PRICE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
-
-
-class ConfigError(Exception):
-    """config.toml is not valid; `line` is 1-based and points at the offending text, or is
-    None when the whole file is at fault (a directory, unreadable)."""
-
-    def __init__(self, path: str, line: int | None, message: str) -> None:
-        self.path = path
-        self.line = line
-        self.message = message
-        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
 
 
 class AgentDefinition(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -184,12 +184,12 @@ def parse_agents_config(
     try:
         data = tomllib.loads(toml_text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, _syntax_error_line(str(exc), toml_text), str(exc)) from exc
+        raise ConfigError(source, syntax_error_line(str(exc), toml_text), str(exc)) from exc
     except RecursionError:
         # tomllib parses nested arrays and inline tables recursively.
-        line = _deep_nesting_line(toml_text)
+        line = deep_nesting_line(toml_text)
         raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
-    fail = _Failer(source, toml_text)
+    fail = Failer(source, toml_text)
     for key in data:
         known = ("agents", "runtimes", "handoff", "web", "recap")
         if key not in known and key not in other_sections:
@@ -214,10 +214,10 @@ def parse_agents_config(
     return AgentsConfig(agents=agents, runtimes=runtimes, handoff=handoff, web=web, recap=recap)
 
 
-def _parse_handoff(fail: _Failer, table: object) -> GuardLimits:
+def _parse_handoff(fail: Failer, table: object) -> GuardLimits:
     """`[handoff]`: each key a positive number (`hopBound` and `pairQuota` whole ones)."""
-    fields = _table(fail, ("handoff",), table)
-    _reject_unknown(fail, ("handoff",), fields, tuple(LIMIT_KEYS))
+    fields = table_of(fail, ("handoff",), table)
+    reject_unknown(fail, ("handoff",), fields, tuple(LIMIT_KEYS))
     values: dict[str, float | int] = {}
     for key, value in fields.items():
         whole = key in ("hopBound", "pairQuota")
@@ -233,16 +233,16 @@ def _parse_handoff(fail: _Failer, table: object) -> GuardLimits:
 
 
 def _parse_agents(
-    fail: _Failer, table: object, known_runtimes: tuple[str, ...]
+    fail: Failer, table: object, known_runtimes: tuple[str, ...]
 ) -> dict[str, AgentDefinition]:
     agents: dict[str, AgentDefinition] = {}
-    for name, body in _table(fail, ("agents",), table).items():
+    for name, body in table_of(fail, ("agents",), table).items():
         path = ("agents", name)
         if not _NAME.fullmatch(name):
             fail(path, f"agent name {name!r} must be letters, digits, '_', '.', '-'")
-        fields = _table(fail, path, body)
-        _reject_unknown(fail, path, fields, _AGENT_KEYS)
-        runtime = _opt_str(fail, path, fields, "runtime")
+        fields = table_of(fail, path, body)
+        reject_unknown(fail, path, fields, _AGENT_KEYS)
+        runtime = opt_str(fail, path, fields, "runtime")
         if runtime is None:
             if name not in known_runtimes:
                 fail(path, f"agent {name!r} needs a runtime")
@@ -252,47 +252,47 @@ def _parse_agents(
         agents[name] = AgentDefinition(
             name=name,
             runtime=runtime,
-            allowed_tools=_str_list(fail, path, fields, "allowedTools"),
-            disallowed_tools=_str_list(fail, path, fields, "disallowedTools"),
-            permission_mode=_opt_str(fail, path, fields, "permissionMode"),
+            allowed_tools=str_list(fail, path, fields, "allowedTools"),
+            disallowed_tools=str_list(fail, path, fields, "disallowedTools"),
+            permission_mode=opt_str(fail, path, fields, "permissionMode"),
             workspace_rule=_workspace_rule(fail, path, fields),
-            delegates_to=_str_list(fail, path, fields, "delegatesTo"),
-            instructions=_opt_str(fail, path, fields, "instructions"),
-            model=_opt_str(fail, path, fields, "model"),
-            args=_str_list(fail, path, fields, "args"),
-            recap=_bool(fail, path, fields, "recap", default=True),
+            delegates_to=str_list(fail, path, fields, "delegatesTo"),
+            instructions=opt_str(fail, path, fields, "instructions"),
+            model=opt_str(fail, path, fields, "model"),
+            args=str_list(fail, path, fields, "args"),
+            recap=bool_field(fail, path, fields, "recap", default=True),
         )
     return agents
 
 
 def _parse_runtimes(
-    fail: _Failer, table: object, known_runtimes: tuple[str, ...]
+    fail: Failer, table: object, known_runtimes: tuple[str, ...]
 ) -> dict[str, RuntimeConfig]:
     runtimes: dict[str, RuntimeConfig] = {}
-    for name, body in _table(fail, ("runtimes",), table).items():
+    for name, body in table_of(fail, ("runtimes",), table).items():
         path = ("runtimes", name)
         if name not in known_runtimes:
             fail(path, f"unknown runtime {name!r} (known: {', '.join(known_runtimes)})")
-        fields = _table(fail, path, body)
-        _reject_unknown(fail, path, fields, _RUNTIME_KEYS)
-        env = _table(fail, (*path, "env"), fields.get("env", {}))
+        fields = table_of(fail, path, body)
+        reject_unknown(fail, path, fields, _RUNTIME_KEYS)
+        env = table_of(fail, (*path, "env"), fields.get("env", {}))
         for key, value in env.items():
             if not isinstance(value, str):
                 fail((*path, "env", key), f"runtime {name!r}: env.{key} must be a string")
         runtimes[name] = RuntimeConfig(
             name=name,
-            command=_opt_str(fail, path, fields, "command"),
+            command=opt_str(fail, path, fields, "command"),
             env={key: str(value) for key, value in env.items()},
             prices=_prices(fail, (*path, "prices"), fields.get("prices", {})),
         )
     return runtimes
 
 
-def _prices(fail: _Failer, path: tuple[str, ...], table: object) -> dict[str, ModelPrice]:
+def _prices(fail: Failer, path: tuple[str, ...], table: object) -> dict[str, ModelPrice]:
     prices: dict[str, ModelPrice] = {}
-    for model, body in _table(fail, path, table).items():
-        fields = _table(fail, (*path, model), body)
-        _reject_unknown(fail, (*path, model), fields, _PRICE_KEYS)
+    for model, body in table_of(fail, path, table).items():
+        fields = table_of(fail, (*path, model), body)
+        reject_unknown(fail, (*path, model), fields, _PRICE_KEYS)
         numbers: dict[str, float] = {}
         for key, value in fields.items():
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -302,144 +302,10 @@ def _prices(fail: _Failer, path: tuple[str, ...], table: object) -> dict[str, Mo
     return prices
 
 
-def _workspace_rule(fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object]) -> str:
-    rule = _opt_str(fail, path, fields, "workspace")
+def _workspace_rule(fail: Failer, path: tuple[str, ...], fields: Mapping[str, object]) -> str:
+    rule = opt_str(fail, path, fields, "workspace")
     if rule is None:
         return "thread"
     if rule not in WORKSPACE_RULES and not rule.startswith("/"):
         fail((*path, "workspace"), 'workspace must be "thread", "cwd" or an absolute path')
     return rule
-
-
-def _table(fail: _Failer, path: tuple[str, ...], value: object) -> dict[str, object]:
-    if not isinstance(value, dict):
-        fail(path, f"{'.'.join(path)} must be a table")
-    return value
-
-
-def _reject_unknown(
-    fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object], known: tuple[str, ...]
-) -> None:
-    for key in fields:
-        if key not in known:
-            fail(
-                (*path, key),
-                f"unknown key {key!r} in [{'.'.join(path)}] (known: {', '.join(known)})",
-            )
-
-
-def _opt_str(
-    fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object], key: str
-) -> str | None:
-    value = fields.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        fail((*path, key), f"{'.'.join(path)}.{key} must be a non-empty string")
-    return value
-
-
-def _bool(
-    fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object], key: str, *, default: bool
-) -> bool:
-    value = fields.get(key, default)
-    if not isinstance(value, bool):
-        fail((*path, key), f"{'.'.join(path)}.{key} must be true or false")
-    return value
-
-
-def _str_list(
-    fail: _Failer, path: tuple[str, ...], fields: Mapping[str, object], key: str
-) -> tuple[str, ...]:
-    value = fields.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-        fail((*path, key), f"{'.'.join(path)}.{key} must be a list of non-empty strings")
-    return tuple(value)
-
-
-_SYNTAX_LINE: Final = re.compile(r"at line (\d+)")
-
-
-def _deep_nesting_line(text: str, depth: int = 100) -> int:
-    """The line where brackets and braces first nest `depth` deep (strings not told apart:
-    good enough to point at a pathological nest)."""
-    level = 0
-    for index, char in enumerate(text):
-        level += (char in "[{") - (char in "]}")
-        if level >= depth:
-            return text.count("\n", 0, index) + 1
-    return 1
-
-
-def _syntax_error_line(message: str, text: str) -> int:
-    match = _SYNTAX_LINE.search(message)
-    if match:
-        return int(match.group(1))
-    # tomllib says "at end of document" when the error is only noticed at EOF.
-    return max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
-
-
-class _Failer:
-    """Raises ConfigError for a key path, locating the line by scanning the text."""
-
-    def __init__(self, source: str, text: str) -> None:
-        self.source = source
-        self.text = text
-
-    def __call__(self, path: tuple[str, ...], message: str) -> NoReturn:
-        raise ConfigError(self.source, locate_key(self.text, path), message)
-
-
-_HEADER: Final = re.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
-_SIMPLE_KEY: Final = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
-_KEY: Final = re.compile(rf"^\s*({_SIMPLE_KEY}(?:\s*\.\s*{_SIMPLE_KEY})*)\s*=")
-_PART: Final = re.compile(r"""[A-Za-z0-9_-]+|"([^"]*)"|'([^']*)'""")
-
-
-def locate_key(text: str, path: tuple[str, ...]) -> int:
-    """Best line (1-based) for a key path: the key itself, else its table, else a parent.
-
-    A scan, not a parser: it understands `[a.b]` headers, dotted and quoted keys, and
-    skips the inside of multi-line strings; inline tables resolve to their key's line.
-    """
-    best_line, best_depth = 1, 0
-    table: tuple[str, ...] = ()
-    in_multiline = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        was_multiline = in_multiline
-        if (line.count('"""') + line.count("'''")) % 2 == 1:
-            in_multiline = not in_multiline
-        if was_multiline:
-            continue
-        header = _HEADER.match(line)
-        if header:
-            table = _split_key(header.group(1))
-            found = table
-        else:
-            key = _KEY.match(line)
-            if key is None:
-                continue
-            found = table + _split_key(key.group(1))
-        depth = _common_prefix(found, path)
-        if depth == len(found) and depth > best_depth:
-            best_line, best_depth = number, depth
-            if depth == len(path):
-                break
-    return best_line
-
-
-def _split_key(dotted: str) -> tuple[str, ...]:
-    parts = []
-    for match in _PART.finditer(dotted):
-        double, single = match.group(1), match.group(2)
-        parts.append(double if double is not None else single if single is not None else match[0])
-    return tuple(parts)
-
-
-def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    depth = 0
-    for left, right in zip(a, b, strict=False):
-        if left != right:
-            break
-        depth += 1
-    return depth

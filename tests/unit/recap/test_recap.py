@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from alpd.domain.config_fields import ConfigError
 from alpd.domain.recap.config import RecapSettings, recap_availability
 from alpd.domain.recap.gate import (
     Activity,
@@ -30,7 +31,7 @@ from alpd.domain.recap.summary import (
     build_summary_input,
     parse_recap_reply,
 )
-from alpd.domain.runs.agents import ConfigError, parse_agents_config
+from alpd.domain.runs.agents import parse_agents_config
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

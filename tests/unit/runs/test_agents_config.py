@@ -6,14 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from alpd.domain.config_fields import ConfigError, locate_key
 from alpd.domain.conversation.guards import GuardLimits
 from alpd.domain.runs.agents import (
     BUILTIN_RUNTIMES,
     AgentDefinition,
-    ConfigError,
     ModelPrice,
     default_config,
-    locate_key,
     parse_agents_config,
 )
 from alpd.errors import AgentNotFound
