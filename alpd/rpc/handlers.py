@@ -14,7 +14,7 @@ from alpd.runtimes.registry import adapters
 from alpd.services.conversation import activity, delivery
 from alpd.services.conversation.wake import refuse_claimed_kind
 from alpd.services.history import importer, search
-from alpd.services.recap.refresh import recap_state
+from alpd.services.recap.views import recap_state
 from alpd.services.runs import graph, logs
 from alpd.services.threads import pins, steering, views
 from alpd.store.status import daemon_counts

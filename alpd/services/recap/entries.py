@@ -6,8 +6,8 @@ of the thread's roots (and their delegated children), never one of an exchange t
 cleared or undone, each re-hashed before it is read; after a given entry id, the newest up
 to a limit. The gist must not re-absorb what a person deliberately dropped.
 
-`current_recap_sql` is the other half of that rule: a recap made before a clear, or one that
-read a root since undone, no longer stands. It is not shown, not given to new roots, and
+`alpd.store.recap.STANDS` is the other half of that rule: a recap made before a clear, or one
+that read a root since undone, no longer stands. It is not shown, not given to new roots, and
 the next refresh starts over from what may still be read instead of building on it.
 """
 
@@ -16,18 +16,6 @@ from __future__ import annotations
 from alpd.domain.recap.summary import RecapEntry
 from alpd.services.history.labels import recap_entries
 from alpd.store.db import Store
-
-#: the steps that undo a recap (`r`): a clear after it, an undo of a root it read
-_AGAINST = (
-    "SELECT 1 FROM context_steps s LEFT JOIN executions u ON u.id = s.execution_id "
-    "WHERE s.thread_id = r.thread_id AND s.revision > r.source_revision "
-    "AND (s.kind = 'clear' OR u.sequence <= r.roots)"
-)
-#: a recap (`r`) stands while no clear came after it and no root it read was undone
-STANDS = f"NOT EXISTS ({_AGAINST})"
-#: whether it stood before the context revision given as the parameter (only older steps
-#: count): a step at revision n made it lapse when it stood before n and not before n + 1
-STOOD_BEFORE = f"NOT EXISTS ({_AGAINST} AND s.revision < ?)"
 
 
 async def readable_entries(
@@ -50,4 +38,4 @@ async def readable_entries(
     ]
 
 
-__all__ = ["STANDS", "STOOD_BEFORE", "readable_entries"]
+__all__ = ["readable_entries"]

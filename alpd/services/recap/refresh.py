@@ -11,7 +11,8 @@ back-off in `recap_failures`, beside the recap, so a restart keeps backing off.
 
 When the recap a thread shows changes — a refresh stored one that stands, or a clear or
 undo made it lapse (`after_step`) — subscribers hear `thread/changed` with change `recap`,
-the thread carrying the new headline (none when it lapsed).
+the thread carrying the new headline (none when it lapsed). What `thread/recap` shows is
+`alpd.services.recap.views`.
 
 The history a recap may read comes from ONE function, `alpd.services.recap.entries.
 readable_entries`; nothing else here reads history.
@@ -20,13 +21,11 @@ readable_entries`; nothing else here reads history.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final
 
-import aiosqlite
 import anyio
 import anyio.abc
 import msgspec
@@ -46,7 +45,7 @@ from alpd.domain.runs.policy import ThreadBinding
 from alpd.domain.threads.session_context import render_session_context
 from alpd.services.context import Caller
 from alpd.services.history.sync import HistoryService
-from alpd.services.recap.entries import STANDS, STOOD_BEFORE, readable_entries
+from alpd.services.recap.entries import readable_entries
 from alpd.services.recap.summarisers import (
     ApiSummariser,
     ClaudeSummariser,
@@ -54,9 +53,12 @@ from alpd.services.recap.summarisers import (
     SummaryJob,
     SummaryReply,
 )
+from alpd.services.recap.views import owned_recap, recap_view
 from alpd.services.runs.executions import Executions
-from alpd.services.threads.lifecycle import check_owner, load_thread_row, thread_from_row
+from alpd.services.threads.lifecycle import load_thread_row, thread_from_row
 from alpd.services.threads.snapshots import load_snapshot
+from alpd.store import recap as recaps
+from alpd.store.db import Tx
 from protocol import messages as m
 
 log = structlog.get_logger("alpd.recap")
@@ -64,15 +66,6 @@ log = structlog.get_logger("alpd.recap")
 #: the newest entries one refresh reads (the input keeps what fits `inputChars`); the gate
 #: counts new entries up to it
 RECAP_ENTRY_LIMIT: Final = 400
-DERIVED_LABEL: Final = "derived from the thread's history by a model; not authority"
-
-
-def recap_from_row(row: sqlite3.Row) -> Recap:
-    return Recap(
-        headline=row["headline"],
-        gist=row["gist"],
-        open_tasks=tuple(msgspec.json.decode(row["open_tasks"], type=list[str])),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,15 +129,12 @@ class RecapService:
 
     async def after_settle(self, execution_id: str) -> None:
         """A root settled: copy its history, then trigger (without holding up the settle)."""
-        row = await self.d.store.fetchone(
-            "SELECT thread_id, is_root, kind, transcript_path, native_session_id "
-            "FROM executions WHERE id = ?",
-            (execution_id,),
-        )
-        if row is None or not row["is_root"] or row["thread_id"] is None or self.tg is None:
+        settled = await recaps.settled_execution(self.d.store, execution_id)
+        if settled is None or not settled.is_root or settled.thread_id is None or self.tg is None:
             return
-        copy = bool(row["transcript_path"] or row["native_session_id"])
-        self.tg.start_soon(self._after_root, execution_id, row["thread_id"], copy)
+        self.tg.start_soon(
+            self._after_root, execution_id, settled.thread_id, settled.has_transcript
+        )
 
     async def _after_root(self, execution_id: str, thread_id: str, copy: bool) -> None:
         if copy:
@@ -216,46 +206,33 @@ class RecapService:
     # one refresh
 
     async def _gather(self, thread_id: str, settings: RecapSettings) -> _Gathered | None:
-        async def unit(conn: aiosqlite.Connection) -> _Gathered | None:
-            async with conn.execute("SELECT * FROM threads WHERE id = ?", (thread_id,)) as cur:
-                thread = await cur.fetchone()
+        async def unit(tx: Tx) -> _Gathered | None:
+            thread = await recaps.recap_thread(tx, thread_id)
             if thread is None:
                 return None
-            async with conn.execute(
-                f"SELECT r.*, {STANDS} AS stands FROM recaps r WHERE r.thread_id = ?",
-                (thread_id,),
-            ) as cur:
-                recap = await cur.fetchone()
+            recap = await recaps.recap_of_thread(tx, thread_id)
             # a recap that no longer stands (a clear since, an undo of a root it read) is
             # not built on: the next one starts over from what may still be read
-            stands = recap is not None and bool(recap["stands"])
-            async with conn.execute(
-                "SELECT coalesce(max(sequence), 0) FROM executions "
-                "WHERE thread_id = ? AND is_root = 1 AND status = 'settled'",
-                (thread_id,),
-            ) as cur:
-                roots = int((await cur.fetchone())[0])  # type: ignore[index]
-            async with conn.execute(
-                "SELECT failures, failed_at FROM recap_failures WHERE thread_id = ?", (thread_id,)
-            ) as cur:
-                failed = await cur.fetchone()
-            snapshot, digest = await load_snapshot(conn, thread_id, thread["context_revision"])
+            standing = recap if recap is not None and recap.stands else None
+            roots = await recaps.settled_roots(tx, thread_id)
+            failed = await recaps.recap_failures(tx, thread_id)
+            snapshot, digest = await load_snapshot(tx, thread_id, thread.context_revision)
             return _Gathered(
-                owner_uid=thread["owner_uid"],
-                open=thread["status"] == "open",
+                owner_uid=thread.owner_uid,
+                open=thread.status == "open",
                 binding=ThreadBinding(
                     id=thread_id, context_revision=snapshot.revision, context_digest=digest
                 ),
-                context=render_session_context(snapshot, thread_title=thread["title"]),
-                previous=recap_from_row(recap) if recap is not None and stands else None,
-                after_id=int(recap["recap_entry_id"]) if recap is not None and stands else 0,
-                made_at=datetime.fromisoformat(recap["made_at"]) if recap is not None else None,
+                context=render_session_context(snapshot, thread_title=thread.title),
+                previous=standing.recap if standing is not None else None,
+                after_id=standing.recap_entry_id if standing is not None else 0,
+                made_at=datetime.fromisoformat(recap.made_at) if recap is not None else None,
                 entries=[],
                 new_entries=0,
                 roots=roots,
                 new_roots=0,
-                failures=failed["failures"] if failed is not None else 0,
-                failed_at=datetime.fromisoformat(failed["failed_at"]) if failed else None,
+                failures=failed.failures if failed is not None else 0,
+                failed_at=datetime.fromisoformat(failed.failed_at) if failed else None,
             )
 
         gathered = await self.d.store.write(unit)
@@ -293,27 +270,23 @@ class RecapService:
         at = self.d.clock.now_iso()
         last_entry = summary.last_entry_id if summary.last_entry_id is not None else g.after_id
 
-        async def unit(conn: aiosqlite.Connection) -> m.Thread | None:
-            await conn.execute(
-                "INSERT OR REPLACE INTO recaps (thread_id, headline, gist, open_tasks, "
-                "source_revision, recap_entry_id, roots, execution_id, digest, made_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    thread_id,
-                    recap.headline,
-                    recap.gist,
-                    msgspec.json.encode(list(recap.open_tasks)).decode(),
-                    g.binding.context_revision,
-                    last_entry,
-                    g.roots,
-                    reply.execution_id,
-                    recap_digest(recap),
-                    at,
-                ),
+        execution_id = reply.execution_id
+
+        async def unit(tx: Tx) -> m.Thread | None:
+            await recaps.store_recap(
+                tx,
+                thread_id,
+                recap,
+                source_revision=g.binding.context_revision,
+                recap_entry_id=last_entry,
+                roots=g.roots,
+                execution_id=execution_id,
+                digest=recap_digest(recap),
+                made_at=at,
             )
-            await conn.execute("DELETE FROM recap_failures WHERE thread_id = ?", (thread_id,))
+            await recaps.clear_recap_failures(tx, thread_id)
             # a clear or undo while it ran: stored, but it does not stand, nothing changed
-            return await _standing(conn, thread_id)
+            return await _standing(tx, thread_id)
 
         thread = await self.d.store.write(unit)
         if thread is not None:
@@ -336,15 +309,8 @@ class RecapService:
         """One more failure in a row (now); how many there are."""
         at = self.d.clock.now_iso()
 
-        async def unit(conn: aiosqlite.Connection) -> int:
-            async with conn.execute(
-                "INSERT INTO recap_failures (thread_id, failures, failed_at) VALUES (?, 1, ?) "
-                "ON CONFLICT (thread_id) DO UPDATE SET failures = failures + 1, "
-                "failed_at = excluded.failed_at RETURNING failures",
-                (thread_id, at),
-            ) as cur:
-                row = await cur.fetchone()
-            return int(row[0]) if row is not None else 1
+        async def unit(tx: Tx) -> int:
+            return await recaps.count_recap_failure(tx, thread_id, at)
 
         return await self.d.store.write(unit)
 
@@ -353,16 +319,10 @@ class RecapService:
         hear it (`thread/changed`, change `recap`, no headline); then it asks for a refresh,
         through the gate like any trigger."""
 
-        async def unit(conn: aiosqlite.Connection) -> m.Thread | None:
-            async with conn.execute(
-                f"SELECT {STOOD_BEFORE} AS before, {STOOD_BEFORE} AS after "
-                "FROM recaps r WHERE r.thread_id = ?",
-                (revision, revision + 1, thread_id),
-            ) as cur:
-                row = await cur.fetchone()
-            if row is None or not row["before"] or row["after"]:
+        async def unit(tx: Tx) -> m.Thread | None:
+            if not await recaps.recap_lapsed(tx, thread_id, revision):
                 return None
-            return thread_from_row(await load_thread_row(conn, thread_id))
+            return thread_from_row(await load_thread_row(tx, thread_id))
 
         thread = await self.d.store.write(unit)
         if thread is not None:
@@ -374,59 +334,20 @@ class RecapService:
 
     async def show(self, caller: Caller, thread_id: str) -> m.ThreadRecap:
         """`thread/recap`: the thread's recap (if one was made) and whether refreshes run."""
-
-        async def unit(conn: aiosqlite.Connection) -> sqlite3.Row | None:
-            check_owner(await load_thread_row(conn, thread_id), caller)
-            async with conn.execute(
-                f"SELECT * FROM recaps r WHERE r.thread_id = ? AND {STANDS}", (thread_id,)
-            ) as cur:
-                return await cur.fetchone()
-
-        row = await self.d.store.write(unit)
-        return recap_view(thread_id, row, self.availability(), refreshing=thread_id in self.flights)
+        stored = await owned_recap(self.d.store, caller, thread_id)
+        return recap_view(
+            thread_id, stored, self.availability(), refreshing=thread_id in self.flights
+        )
 
 
-async def _standing(conn: aiosqlite.Connection, thread_id: str) -> m.Thread | None:
+async def _standing(tx: Tx, thread_id: str) -> m.Thread | None:
     """The thread with the headline of the recap it has now, or None when its recap does not
     stand (stored by a refresh that a clear or undo overtook: nothing anyone sees changed)."""
-    async with conn.execute(
-        f"SELECT r.headline FROM recaps r WHERE r.thread_id = ? AND {STANDS}", (thread_id,)
-    ) as cur:
-        recap = await cur.fetchone()
-    if recap is None:
+    headline = await recaps.standing_headline(tx, thread_id)
+    if headline is None:
         return None
-    thread = thread_from_row(await load_thread_row(conn, thread_id))
-    return msgspec.structs.replace(thread, headline=recap["headline"])
+    thread = thread_from_row(await load_thread_row(tx, thread_id))
+    return msgspec.structs.replace(thread, headline=headline)
 
 
-def recap_state(availability: RecapAvailability) -> m.RecapState:
-    return m.RecapState(
-        available=availability.available,
-        summariser=availability.summariser,
-        reason=availability.reason,
-        hint=availability.hint,
-    )
-
-
-def recap_view(
-    thread_id: str, row: sqlite3.Row | None, availability: RecapAvailability, *, refreshing: bool
-) -> m.ThreadRecap:
-    state = recap_state(availability)
-    if row is None:
-        return m.ThreadRecap(thread_id=thread_id, state=state, refreshing=refreshing)
-    recap = recap_from_row(row)
-    return m.ThreadRecap(
-        thread_id=thread_id,
-        state=state,
-        refreshing=refreshing,
-        headline=recap.headline,
-        gist=recap.gist,
-        open_tasks=list(recap.open_tasks),
-        source_revision=row["source_revision"],
-        made_at=row["made_at"],
-        execution_id=row["execution_id"],
-        label=DERIVED_LABEL,
-    )
-
-
-__all__ = ["DERIVED_LABEL", "RecapService", "recap_from_row", "recap_state", "recap_view"]
+__all__ = ["RecapService"]

@@ -22,17 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
-import aiosqlite
-import msgspec
-
 from alpd.domain.canonical import sha256_digest
 from alpd.domain.recap.config import RecapSettings
 from alpd.domain.recap.summary import RecapEntry
 from alpd.domain.runs.agents import AgentDefinition
 from alpd.domain.secrets.filter import redact
 from alpd.domain.threads.session_context import render_recap_section, render_tail_section
-from alpd.services.recap.entries import STANDS, readable_entries
-from alpd.store.db import Store
+from alpd.services.recap.entries import readable_entries
+from alpd.store import recap as recaps
+from alpd.store.db import Store, Tx
 
 #: entries read to find the last exchange's end
 TAIL_ENTRIES: Final = 40
@@ -49,7 +47,7 @@ class Derived:
 
 
 async def derived_context(
-    conn: aiosqlite.Connection,
+    tx: Tx,
     store: Store,
     thread_id: str,
     agent: AgentDefinition,
@@ -60,26 +58,22 @@ async def derived_context(
     sections: list[str] = []
     derived = Derived(text="")
     if agent.recap and settings.enabled:
-        async with conn.execute(
-            f"SELECT * FROM recaps r WHERE r.thread_id = ? AND {STANDS}", (thread_id,)
-        ) as cursor:
-            row = await cursor.fetchone()
-        if row is not None:
-            tasks = msgspec.json.decode(row["open_tasks"], type=list[str])
+        stored = await recaps.standing_recap(tx, thread_id)
+        if stored is not None:
             sections.append(
                 render_recap_section(
-                    row["headline"],
-                    row["gist"],
-                    tasks,
-                    source_revision=row["source_revision"],
-                    made_at=row["made_at"],
+                    stored.recap.headline,
+                    stored.recap.gist,
+                    stored.recap.open_tasks,
+                    source_revision=stored.source_revision,
+                    made_at=stored.made_at,
                 )
             )
             derived = replace(
                 derived,
-                recap_revision=row["source_revision"],
-                recap_made_at=row["made_at"],
-                recap_digest=row["digest"],
+                recap_revision=stored.source_revision,
+                recap_made_at=stored.made_at,
+                recap_digest=stored.digest,
             )
     if agent.recap and settings.enabled and settings.tail_chars > 0:
         entries = await readable_entries(store, thread_id, 0, TAIL_ENTRIES)
@@ -87,7 +81,8 @@ async def derived_context(
         if tail:
             sequence = entries[-1].sequence
             sections.append(render_tail_section(tail, sequence=sequence))
-            derived = replace(derived, tail_from=await _root_of(conn, thread_id, sequence))
+            tail_from = await recaps.root_at_sequence(tx, thread_id, sequence)
+            derived = replace(derived, tail_from=tail_from)
     if addendum:
         sections.append(addendum)
     return replace(derived, text="".join("\n" + section for section in sections))
@@ -117,30 +112,18 @@ def last_exchange(entries: list[RecapEntry], limit: int) -> list[tuple[str, str]
     return kept[::-1]
 
 
-async def record_derived(conn: aiosqlite.Connection, execution_id: str, derived: Derived) -> None:
+async def record_derived(tx: Tx, execution_id: str, derived: Derived) -> None:
     """What the root was given, recorded with the root (immutable)."""
-    await conn.execute(
-        "INSERT INTO root_derived (execution_id, recap_revision, recap_made_at, recap_digest, "
-        "tail_from, digest, chars) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            execution_id,
-            derived.recap_revision,
-            derived.recap_made_at,
-            derived.recap_digest,
-            derived.tail_from,
-            sha256_digest(derived.text.encode("utf-8", "surrogatepass")),
-            len(derived.text),
-        ),
+    await recaps.insert_root_derived(
+        tx,
+        execution_id,
+        recap_revision=derived.recap_revision,
+        recap_made_at=derived.recap_made_at,
+        recap_digest=derived.recap_digest,
+        tail_from=derived.tail_from,
+        digest=sha256_digest(derived.text.encode("utf-8", "surrogatepass")),
+        chars=len(derived.text),
     )
-
-
-async def _root_of(conn: aiosqlite.Connection, thread_id: str, sequence: int | None) -> str | None:
-    async with conn.execute(
-        "SELECT id FROM executions WHERE thread_id = ? AND is_root = 1 AND sequence = ?",
-        (thread_id, sequence),
-    ) as cursor:
-        row = await cursor.fetchone()
-    return None if row is None else str(row["id"])
 
 
 __all__ = ["Derived", "derived_context", "last_exchange", "record_derived"]

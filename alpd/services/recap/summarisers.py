@@ -28,9 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-import aiosqlite
 import anyio
-import msgspec
 import structlog
 
 from alpd.domain.ids import EXECUTION_PREFIX
@@ -45,6 +43,8 @@ from alpd.services.history.sync import price_cost
 from alpd.services.runs.executions import Executions
 from alpd.services.runs.graph import cancel
 from alpd.services.runs.rows import insert_execution
+from alpd.store import recap as recaps
+from alpd.store.db import Tx
 from alpd.supervisor.supervisor import STDOUT_FILE
 from protocol import messages as m
 
@@ -96,9 +96,9 @@ async def open_temp_run(
     # the row's cwd and session facts; the argv is the summariser's to build
     launch = LaunchSpec(argv=[], env={}, cwd=str(exec_dir))
 
-    async def unit(conn: aiosqlite.Connection) -> None:
+    async def unit(tx: Tx) -> None:
         await insert_execution(
-            conn,
+            tx,
             execution_id=execution_id,
             owner_uid=job.owner_uid,
             policy=policy,
@@ -118,11 +118,8 @@ async def open_temp_run(
 async def record_usage(
     ex: Executions, execution_id: str, usage: m.Usage | None, cost: float | None
 ) -> None:
-    async def unit(conn: aiosqlite.Connection) -> None:
-        await conn.execute(
-            "UPDATE executions SET usage = ?, cost_usd = ? WHERE id = ?",
-            (msgspec.json.encode(usage).decode() if usage else None, cost, execution_id),
-        )
+    async def unit(tx: Tx) -> None:
+        await recaps.set_usage(tx, execution_id, usage, cost)
 
     await ex.d.store.write(unit)
 
@@ -243,11 +240,8 @@ class ApiSummariser:
 async def _mark_running(ex: Executions, execution_id: str) -> None:
     at = ex.d.clock.now_iso()
 
-    async def unit(conn: aiosqlite.Connection) -> None:
-        await conn.execute(
-            "UPDATE executions SET status = 'running', started_at = ? WHERE id = ?",
-            (at, execution_id),
-        )
+    async def unit(tx: Tx) -> None:
+        await recaps.mark_running(tx, execution_id, at)
 
     await ex.d.store.write(unit)
 

@@ -26,8 +26,8 @@ from alpd.errors import (
     ThreadRevisionConflict,
 )
 from alpd.services.context import Caller, Daemon
-from alpd.services.recap.entries import STANDS
 from alpd.services.threads.snapshots import insert_genesis
+from alpd.store.recap import STANDS
 from alpd.workspace import workspace_of
 from protocol import jsonrpc
 from protocol.messages import (
