@@ -15,7 +15,7 @@ shape, with alp installed from a wheel.
     untimed first and the two alternate which goes first (until 2026-12-01 `alp search` always
     went first, and its first run of each word read the database the cold runs had evicted).
 (c) `history/search` p50/p99 over a socket (2-word queries from the corpus's vocabulary, bm25,
-    snippets) against the same SQL (`alpd.services.history.search.search_sql`) run directly with
+    snippets) against the same SQL (`alpd.store.history.search.search_sql`) run directly with
     sqlite3 on the same database, at the largest size. Goal: within 1.5×. Each query is first
     run untimed on a third connection, then timed on both, alternating which goes first: the
     cold runs of (a) leave the database evicted, and whichever ran a query first paid the disk
@@ -44,7 +44,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from alpd.services.context import Caller
-from alpd.services.history.search import parse_query, search_sql
+from alpd.services.history.search import parse_query
+from alpd.store.history.search import search_sql
 from alpd.testing.daemon import DaemonProcess, running_daemon
 from bench import Result
 from bench.bench_cli import RAW_CLIENT
@@ -167,7 +168,7 @@ def latency(d: DaemonProcess, rng: random.Random) -> tuple[list[float], list[flo
 
         def straight(query: str, connection: sqlite3.Connection) -> float:
             params = m.HistorySearchParams(query=query)
-            sql, values = search_sql(caller, params, parse_query(query))
+            sql, values = search_sql(caller.uid, params, parse_query(query))
             started = time.perf_counter()
             connection.execute(sql, values).fetchall()
             return (time.perf_counter() - started) * 1000

@@ -1,6 +1,6 @@
 """What the history stores of one entry, computed where the entry is parsed (pure).
 
-`entry_row` gives the row the writer inserts (`alpd.store.history.insert_entries`): the
+`entry_row` gives the row the writer inserts (`alpd.store.history.entries.insert_entries`): the
 entry's digest (`entry_content` / `entry_digest`, over its `DIGESTED_COLUMNS`), its body
 folded for the word index when folding changes it (`fold_text`), and whether it goes to the
 trigram index too (`has_cjk`). Kept apart from the writer's SQL so the transcript reader

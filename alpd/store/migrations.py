@@ -136,7 +136,7 @@ V2_EXECUTIONS: Final = (
 # kept as a row pointing at the original (`copy_of`) and is not indexed a second time.
 # The FTS tables index `search_docs`, a view over entries (rowid = entry id) and thread
 # documents (negative ids, so one rowid space holds both), fed folded text: entries by one
-# set-based INSERT per batch (`alpd.store.history.insert_entries`, folded where they were
+# set-based INSERT per batch (`alpd.store.history.entries.insert_entries`, folded where they were
 # parsed), thread documents by triggers calling the writer's `alp_fold` / `alp_has_cjk`
 # functions (a trigger per entry made FTS5 flush its pending terms
 # at every row's statement savepoint, 4-5x slower), thread documents by triggers. Never run
@@ -280,7 +280,7 @@ V5_COMPACTIONS: Final = (
     """,
 )
 
-# A digest per history entry (`alpd.store.history.entry_content`), checked when an entry is
+# A digest per history entry (`alpd.store.entry_rows.entry_content`), checked when an entry is
 # read back. Entries written before this migration have none: `history_digests.since` is
 # the first id that must, so clearing a digest cannot pass for an old entry.
 V6_ENTRY_DIGESTS: Final = (

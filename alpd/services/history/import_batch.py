@@ -26,9 +26,9 @@ the one-by-one path.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Final
 
@@ -40,15 +40,16 @@ from alpd.services.context import Caller
 from alpd.services.history.chunks import CHUNK_BYTES, Chunk
 from alpd.services.history.read_process import TranscriptReader
 from alpd.services.history.read_worker import ReadFile
-from alpd.services.history.sync import HistoryService, price_cost
+from alpd.services.history.summary import price_cost
+from alpd.services.history.sync import HistoryService
 from alpd.store.entry_rows import ROW_COLUMNS, EntryRow
-from alpd.store.history import UPSERT_CURSOR, Cursor, insert_entries
+from alpd.store.history.imports import LegacyExecution, LegacySession, write_legacy_batch
+from alpd.store.history.sync import Cursor
 from protocol import messages as m
 
 __all__ = [
     "BATCH_BYTES",
     "BATCH_FILES",
-    "SET_TIMES",
     "Batch",
     "NewSession",
     "batches",
@@ -128,15 +129,16 @@ async def read_batch(reader: TranscriptReader, runtime: str, sessions: list[NewS
 class _Prepared:
     new: NewSession
     chunk: Chunk
-    cursor: Cursor
-    cost: float | None
     span: tuple[int, str | None, str | None]
+    #: what the store writes of it
+    stored: LegacySession
 
 
 def stored_span(rows: list[EntryRow]) -> tuple[int, str | None, str | None]:
     """What a new execution's `rows` leave in the store (pure): how many rows (the first of
     each native id; a later one with the same id is not stored), and the least and greatest
-    of their timestamps (None if none has one) — what `SET_TIMES` would read back."""
+    of their timestamps (None if none has one) — what `SET_TIMES`
+    (`alpd.store.history.imports`) would read back."""
     seen: set[str] = set()
     stamps: list[str] = []
     for row in rows:
@@ -150,23 +152,7 @@ def stored_span(rows: list[EntryRow]) -> tuple[int, str | None, str | None]:
     return len(seen), min(stamps, default=None), max(stamps, default=None)
 
 
-_INSERT_EXECUTION: Final = (
-    "INSERT INTO executions (id, owner_uid, thread_id, is_root, root_id, runtime, agent, kind, "
-    "origin, headless, status, policy, policy_hash, cwd, exec_dir, native_session_id, "
-    "transcript_path, usage, cost_usd, history_level, history_skipped, created_at, started_at, "
-    "settled_at) VALUES (?, ?, NULL, 1, ?, ?, ?, 'interactive', ?, 0, 'settled', ?, ?, ?, '', "
-    "?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, ?))"
-)
 _TS: Final = ROW_COLUMNS.index("ts")
-
-#: a legacy execution ran when its entries were written, not when it was imported
-SET_TIMES: Final = (
-    "UPDATE executions SET "
-    "started_at = coalesce((SELECT min(ts) FROM history_entries WHERE execution_id = ?1), "
-    "started_at), "
-    "settled_at = coalesce((SELECT max(ts) FROM history_entries WHERE execution_id = ?1), "
-    "settled_at) WHERE id = ?1"
-)
 
 
 def legacy_policy(runtime: str, session: str) -> tuple[bytes, str]:
@@ -204,66 +190,41 @@ async def write_batch(
         cost = chunk.cost_usd
         if cost is None:
             cost = price_cost(chunk.usage, cursor.model, prices)
-        prepared.append(_Prepared(new, chunk, cursor, cost, stored_span(chunk.rows)))
+        policy, digest = legacy_policy(runtime, new.session)
+        execution = LegacyExecution(
+            id=new.execution_id,
+            owner_uid=caller.uid,
+            runtime=runtime,
+            origin=origin,
+            policy=policy,
+            policy_hash=digest,
+            cwd=new.cwd,
+            session=new.session,
+            transcript_path=str(new.path),
+            at=at,
+        )
+        span = stored_span(chunk.rows)
+        stored = LegacySession(
+            execution=execution,
+            usage=cursor.usage,
+            cost=cost,
+            level=new.level,
+            skipped=chunk.skipped,
+            started_at=span[1],
+            settled_at=span[2],
+            parent_session_id=chunk.parent_session_id,
+            rows=chunk.rows,
+            cursor=cursor,
+        )
+        prepared.append(_Prepared(new, chunk, span, stored))
 
-    def unit(conn: sqlite3.Connection) -> list[NewSession]:
-        marks = ", ".join("?" * len(prepared))
-        taken = {
-            row[0]
-            for row in conn.execute(
-                f"SELECT DISTINCT native_session_id FROM executions WHERE native_session_id IN "
-                f"({marks})",
-                [p.new.session for p in prepared],
-            )
-        }
-        todo = [p for p in prepared if p.new.session not in taken]
-        if not todo:
-            return [p.new for p in prepared]
-        executions = []
-        for p in todo:
-            policy, digest = legacy_policy(runtime, p.new.session)
-            executions.append(
-                (
-                    p.new.execution_id,
-                    caller.uid,
-                    p.new.execution_id,
-                    runtime,
-                    runtime,
-                    origin,
-                    policy,
-                    digest,
-                    p.new.cwd,
-                    p.new.session,
-                    str(p.new.path),
-                    p.cursor.usage,
-                    p.cost,
-                    p.new.level,
-                    p.chunk.skipped,
-                    at,
-                    # a legacy execution ran when its entries were written (`SET_TIMES`)
-                    p.span[1],
-                    p.span[2],
-                    at,
-                )
-            )
-        conn.executemany(_INSERT_EXECUTION, executions)
-        insert_entries(conn, [r for p in todo for r in p.chunk.rows])
-        for p in todo:
+    held = await history.write_blocking(
+        partial(write_legacy_batch, sessions=[p.stored for p in prepared])
+    )
+    for p in prepared:
+        if p.new.session not in held:
             p.new.added = p.span[0]  # the execution is new: every row it stores was added
-        for p in todo:
-            if p.chunk.parent_session_id:
-                # A fork's parent, imported earlier (maybe in this very transaction).
-                parent = conn.execute(
-                    "SELECT id FROM executions WHERE native_session_id = ? AND id != ? "
-                    "ORDER BY created_at LIMIT 1",
-                    (p.chunk.parent_session_id, p.new.execution_id),
-                ).fetchone()
-                if parent is not None:
-                    p.cursor.links_to, p.cursor.link_kind = parent[0], "fork"
-        conn.executemany(UPSERT_CURSOR, [p.cursor.values() for p in todo])
-        return [p.new for p in prepared if p.new.session in taken]
-
-    taken = await history.write_blocking(unit)
+    taken = [p.new for p in prepared if p.new.session in held]
     for p in prepared:
         if p.chunk.redactions and p.new not in taken:
             log.info("history_redacted", execution=p.new.execution_id, findings=p.chunk.redactions)

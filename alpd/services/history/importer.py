@@ -9,8 +9,8 @@ the existing execution from its cursor (adding only what the file gained), and a
 that a root alp started already holds is synced there, not imported twice. A later root that
 resumes an imported session is linked to it by the history sync (`link_kind = 'resume'`).
 
-Files are streamed chunk by chunk (`alpd.services.history.sync`), so memory stays flat whatever the
-size of the import; progress goes out as `history/progress` notifications.
+Files are streamed chunk by chunk (`alpd.services.history.execution_copy`), so memory stays
+flat whatever the size of the import; progress goes out as `history/progress` notifications.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import os
 import re
 import stat
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Final, Literal
 
-import aiosqlite
 import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
@@ -34,7 +34,6 @@ from alpd.runtimes import codex as codex_runtime
 from alpd.services.context import Caller
 from alpd.services.history.chunks import CHUNK_BYTES, cwd_of
 from alpd.services.history.import_batch import (
-    SET_TIMES,
     Batch,
     NewSession,
     batches,
@@ -42,7 +41,16 @@ from alpd.services.history.import_batch import (
     read_batch,
     write_batch,
 )
-from alpd.services.history.sync import HistoryService, ProgressNotifier
+from alpd.services.history.progress import ProgressNotifier
+from alpd.services.history.sync import HistoryService
+from alpd.store.history.imports import (
+    LegacyExecution,
+    entry_count,
+    holder_of_session,
+    insert_legacy_execution,
+    known_sessions,
+    set_legacy_times,
+)
 from protocol import messages as m
 
 __all__ = ["default_root", "import_sessions", "session_files"]
@@ -150,7 +158,7 @@ async def _read_ahead(
                 if size <= CHUNK_BYTES and session not in seen:
                     candidates.append((path, session, size))
                 seen.add(session)
-            known = await _known_sessions(history, [session for _, session, _ in candidates])
+            known = await known_sessions(history.d.store, [session for _, session, _ in candidates])
             fresh = [
                 NewSession(path, session, size, history.d.clock.new_id(EXECUTION_PREFIX))
                 for path, session, size in candidates
@@ -158,18 +166,6 @@ async def _read_ahead(
             ]
             await read_batch(history.reader, runtime, fresh)
             await send.send(Batch(group, fresh))
-
-
-async def _known_sessions(history: HistoryService, sessions: list[str]) -> set[str]:
-    """Those of `sessions` an execution of any runtime holds."""
-    if not sessions:
-        return set()
-    rows = await history.d.store.fetchall(
-        "SELECT DISTINCT native_session_id FROM executions WHERE native_session_id IN "
-        f"({', '.join('?' * len(sessions))})",
-        sessions,
-    )
-    return {row[0] for row in rows}
 
 
 async def _write(
@@ -222,19 +218,15 @@ async def _one_by_one(
     result: m.HistoryImportResult,
     notifier: ProgressNotifier,
 ) -> None:
-    known = await history.d.store.fetchone(
-        "SELECT id, thread_id FROM executions WHERE native_session_id = ? AND runtime = ? "
-        "ORDER BY created_at LIMIT 1",
-        (session, runtime),
-    )
+    known = await holder_of_session(history.d.store, session, runtime)
     status: Literal["imported", "updated", "known"]
     if known is None:
         execution_id = await _insert_legacy(history, caller, runtime, session, path)
         result.imported += 1
         status = "imported"
     else:
-        execution_id = known["id"]
-        if known["thread_id"] is None:
+        execution_id = known.execution_id
+        if known.thread_id is None:
             result.updated += 1
             status = "updated"
         else:
@@ -242,19 +234,17 @@ async def _one_by_one(
             status = "known"
     report = await history.sync_execution(execution_id, notifier.bytes_progress)
     if known is None:
-        await history.write(lambda conn: conn.execute(SET_TIMES, (execution_id,)))
+        await history.write(partial(set_legacy_times, execution_id=execution_id))
     result.added += report.added
     result.skipped += report.skipped
-    entries = await history.d.store.fetchone(
-        "SELECT count(*) FROM history_entries WHERE execution_id = ?", (execution_id,)
-    )
+    entries = await entry_count(history.d.store, execution_id)
     result.sessions.append(
         m.ImportedSession(
             native_session_id=session,
             path=str(path),
             execution_id=execution_id,
             status=status,
-            entries=int(entries[0]) if entries else 0,
+            entries=entries,
             added=report.added,
             skipped=report.skipped,
             level=report.level,
@@ -271,30 +261,17 @@ async def _insert_legacy(
     origin = msgspec.json.encode(m.Origin(door="import", by=f"uid:{caller.uid}")).decode()
     cwd = await anyio.to_thread.run_sync(cwd_of, path)
     at = clock.now_iso()
-
-    async def unit(conn: aiosqlite.Connection) -> None:
-        await conn.execute(
-            "INSERT INTO executions (id, owner_uid, thread_id, is_root, root_id, runtime, "
-            "agent, kind, origin, headless, status, policy, policy_hash, cwd, exec_dir, "
-            "native_session_id, transcript_path, created_at, settled_at) "
-            "VALUES (?, ?, NULL, 1, ?, ?, ?, 'interactive', ?, 0, 'settled', ?, ?, ?, '', "
-            "?, ?, ?, ?)",
-            (
-                execution_id,
-                caller.uid,
-                execution_id,
-                runtime,
-                runtime,
-                origin,
-                document,
-                digest,
-                cwd,
-                session,
-                str(path),
-                at,
-                at,
-            ),
-        )
-
-    await history.write(unit)
+    execution = LegacyExecution(
+        id=execution_id,
+        owner_uid=caller.uid,
+        runtime=runtime,
+        origin=origin,
+        policy=document,
+        policy_hash=digest,
+        cwd=cwd,
+        session=session,
+        transcript_path=str(path),
+        at=at,
+    )
+    await history.write(partial(insert_legacy_execution, execution=execution))
     return execution_id

@@ -3,7 +3,7 @@
 User text never reaches FTS5's query syntax: `parse_query` splits it into terms (quoted
 phrases kept together, a trailing `*` kept as a prefix search) and writes each as an FTS5
 string literal, so `AND`, `NEAR(`, `col:`, `"`, `^`, `-` … are only ever searched for, never
-interpreted, and no input can make a syntax error. Routing (why: `alpd.store.history`):
+interpreted, and no input can make a syntax error. Routing (why: `alpd.store.history.entries`):
 
 * no CJK-like character → the unicode61 index (`search_words`), terms folded like the
   stored text (Vietnamese `đường` finds `duong`, `Đường` and `đương`), bm25 order;
@@ -12,10 +12,10 @@ interpreted, and no input can make a syntax error. Routing (why: `alpd.store.his
 * a CJK-like term under 3 characters (a trigram index cannot match it) → LIKE over the
   documents of the trigram index only, newest first.
 
-Results are ranked and limited in one query, then snippets are made for the page only
-(`snippet()` costs a re-tokenisation per row; for a common word that is thousands of rows).
-The whole search (thread check, query, digest check, hits) is one unit of work on the reader
-connection's thread (`Store.read`): one hop per search, and no SQL on the event loop.
+Results are ranked and limited in one query, then snippets are made for the page only. The
+whole search (thread check, query, digest check, hits: `alpd.store.history.search.search_on`)
+is one unit of work on the reader connection's thread (`Store.read`): one hop per search, and
+no SQL on the event loop.
 History is a record to search, never a source of context (docs/contract.md, invariant 7).
 Each hit carries the labels clear and undo gave its root's entries (`before-clear`,
 `undone`: `alpd.services.history.labels`); labelled entries are found like any other.
@@ -24,56 +24,24 @@ Each hit carries the labels clear and undo gave its root's entries (`before-clea
 from __future__ import annotations
 
 import re
-import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final, Literal
+from typing import Final
 
-from alpd.errors import HistoryEntryTampered, InvalidArgument, PermissionDenied, ThreadNotFound
+from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
 from alpd.store.db import Store
-from alpd.store.history import DIGESTED_COLUMNS, entry_content, entry_digest, fold_text, has_cjk
-from alpd.store.steps import labels_from, labels_sql
+from alpd.store.entry_rows import fold_text, has_cjk
+from alpd.store.history.search import SearchQuery, search_on
 from protocol import messages as m
 
-__all__ = [
-    "MAX_LIMIT",
-    "MAX_TERMS",
-    "STORED_COLUMNS_SQL",
-    "SearchQuery",
-    "check_entry_digests",
-    "parse_query",
-    "search",
-    "search_sql",
-]
+__all__ = ["MAX_LIMIT", "MAX_TERMS", "parse_query", "search"]
 
 MAX_LIMIT: Final = 200
 MAX_TERMS: Final = 32
 MAX_QUERY_CHARS: Final = 1000
-SNIPPET_TOKENS: Final = 16
-LIKE_CONTEXT_CHARS: Final = 60
-
-_STORED: Final = tuple(f"stored_{column}" for column in DIGESTED_COLUMNS)
-#: an entry `h`'s digested columns, side by side and in order, for `check_entry_digests`
-STORED_COLUMNS_SQL: Final = ", ".join(
-    f"h.{column} AS {name}" for column, name in zip(DIGESTED_COLUMNS, _STORED, strict=True)
-)
 
 _TERM: Final = re.compile(r'"([^"]*)"?|(\S+)')
 _WORD_CHAR: Final = re.compile(r"\w")
-
-Index = Literal["words", "trigram", "like", "none"]
-
-
-@dataclass(frozen=True, slots=True)
-class SearchQuery:
-    """What a user's text becomes: the index to ask and the expression to ask it."""
-
-    index: Index
-    expression: str = ""
-    #: the terms, for LIKE and for highlighting LIKE results
-    terms: tuple[str, ...] = ()
 
 
 def _literal(term: str) -> str:
@@ -107,192 +75,6 @@ def parse_query(text: str) -> SearchQuery:
     return SearchQuery("words", expression, tuple(term for term, _ in kept))
 
 
-class _Params:
-    """Numbered SQL parameters (`?N`, reusable in one statement); `Store.fetchall` binds a
-    sequence."""
-
-    def __init__(self) -> None:
-        self.values: list[Any] = []
-        self._names: dict[str, str] = {}
-
-    def __call__(self, name: str, value: Any = None) -> str:
-        if name not in self._names:
-            self.values.append(value)
-            self._names[name] = f"?{len(self.values)}"
-        return self._names[name]
-
-
-def _filters(caller: Caller, params: m.HistorySearchParams, p: _Params) -> str:
-    clauses = [f"coalesce(e.owner_uid, t.owner_uid) = {p('uid', caller.uid)}"]
-    if params.thread_id is not None:
-        clauses.append(f"coalesce(e.thread_id, d.thread_id) = {p('thread', params.thread_id)}")
-    if params.runtime is not None:
-        clauses.append(f"e.runtime = {p('runtime', params.runtime)}")
-    if params.role is not None:
-        clauses.append(f"h.role = {p('role', params.role)}")
-    if params.since is not None:
-        clauses.append(f"coalesce(h.ts, e.created_at, t.updated_at) >= {p('since', params.since)}")
-    if params.until is not None:
-        clauses.append(f"coalesce(h.ts, e.created_at, t.updated_at) <= {p('until', params.until)}")
-    return " AND ".join(clauses)
-
-
-# Joins from a document id (`doc`) to what a hit shows; entries have positive ids, thread
-# documents negative ones.
-_JOINS: Final = """
-    LEFT JOIN history_entries h ON h.id = {doc} AND {doc} > 0
-    LEFT JOIN executions e ON e.id = h.execution_id
-    LEFT JOIN thread_docs d ON d.id = {doc} AND {doc} < 0
-    LEFT JOIN threads t ON t.id = coalesce(e.thread_id, d.thread_id)
-"""
-
-_HIT_COLUMNS: Final = f"""
-    h.execution_id, h.role, h.kind, coalesce(h.ts, e.created_at, t.updated_at) AS at,
-    e.sequence, e.runtime, e.thread_id AS entry_thread, e.native_session_id,
-    coalesce(e.thread_id, d.thread_id) AS thread_id, t.title,
-    h.id AS entry_id, h.digest, (SELECT since FROM history_digests) AS digests_since,
-    {STORED_COLUMNS_SQL},
-    {labels_sql("e.root_id")}
-"""
-
-_ENTRY_BODY: Final = (
-    "coalesce(h.text, '') || char(10) || coalesce(h.tool_name, '') || char(10) "
-    "|| coalesce(h.tool_input, '') || char(10) || coalesce(h.output_tail, '')"
-)
-_THREAD_BODY: Final = "coalesce(d.title, '') || char(10) || coalesce(d.context, '')"
-
-
-def ranked_sql(
-    table: str, filters: str, p: _Params, expression: str, limit: int, start: str, end: str
-) -> str:
-    """The bm25-ranked page of hits with snippets (public for the bench's direct runs)."""
-    match, hs, he = p("expression", expression), p("hs", start), p("he", end)
-    return f"""
-    WITH page AS (
-        SELECT f.rowid AS doc, f.rank AS score
-        FROM {table} f {_JOINS.format(doc="f.rowid")}
-        WHERE {table} MATCH {match} AND {filters}
-        ORDER BY f.rank LIMIT {p("limit", limit)}
-    )
-    SELECT page.doc, page.score,
-        snippet({table}, 0, {hs}, {he}, '…', {SNIPPET_TOKENS}) AS snippet, {_HIT_COLUMNS}
-    FROM page JOIN {table} ON {table}.rowid = page.doc AND {table} MATCH {match}
-    {_JOINS.format(doc="page.doc")}
-    ORDER BY page.score
-    """
-
-
-def _like_sql(terms: tuple[str, ...], filters: str, p: _Params, limit: int) -> str:
-    likes = " AND ".join(
-        f"body LIKE {p(f'like{i}', _like_pattern(term))} ESCAPE '\\'"
-        for i, term in enumerate(terms)
-    )
-    return f"""
-    SELECT c.id AS doc, 0.0 AS score,
-        CASE WHEN c.id > 0 THEN {_ENTRY_BODY} ELSE {_THREAD_BODY} END AS body, {_HIT_COLUMNS}
-    FROM cjk_docs c {_JOINS.format(doc="c.id")}
-    WHERE {likes} AND {filters}
-    ORDER BY coalesce(h.ts, t.updated_at) DESC, c.id DESC LIMIT {p("limit", limit)}
-    """
-
-
-def _like_pattern(term: str) -> str:
-    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def like_snippet(body: str, terms: tuple[str, ...], start: str, end: str) -> str:
-    """A snippet around the first term found in `body`, every term occurrence marked."""
-    lowered = body.lower()
-    first = min(
-        (found for found in (lowered.find(t.lower()) for t in terms) if found >= 0), default=0
-    )
-    left = max(0, first - LIKE_CONTEXT_CHARS)
-    right = min(len(body), first + LIKE_CONTEXT_CHARS * 2)
-    window = body[left:right]
-    pattern = re.compile(
-        "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)), re.IGNORECASE
-    )
-    marked = pattern.sub(lambda match: f"{start}{match.group(0)}{end}", window)
-    return ("…" if left else "") + marked + ("…" if right < len(body) else "")
-
-
-def _hit(row: sqlite3.Row, at: dict[str, int], snippet: str) -> m.SearchHit:
-    """A hit from a row of the search query; `at` holds its columns' positions (a name look-up
-    in a `sqlite3.Row` is a case-insensitive scan of all ~40 columns)."""
-    is_entry = row[at["doc"]] > 0
-    return m.SearchHit(
-        source="entry" if is_entry else "thread",
-        snippet=snippet,
-        score=float(row[at["score"]]),
-        thread_id=row[at["thread_id"]],
-        thread_title=row[at["title"]],
-        execution_id=row[at["execution_id"]],
-        sequence=row[at["sequence"]],
-        runtime=row[at["runtime"]],
-        role=row[at["role"]],
-        kind=row[at["kind"]],
-        at=row[at["at"]],
-        native_session_id=row[at["native_session_id"]],
-        legacy=is_entry and row[at["entry_thread"]] is None,
-        labels=labels_from(row[at["before_clear"]], row[at["undone"]]),
-    )
-
-
-def check_entry_digests(rows: Sequence[sqlite3.Row]) -> None:
-    """Every entry a hit shows is re-hashed before it is shown: HISTORY_ENTRY_TAMPERED when
-    its stored content no longer matches its digest, or when an entry written since entries
-    have digests (`history_digests.since`) has none. The rows hold `entry_id`, `execution_id`,
-    `digest`, `digests_since` and `STORED_COLUMNS_SQL`; the columns are found by position once
-    for all rows, and the stored ones read as one slice."""
-    if not rows:
-        return
-    names = rows[0].keys()
-    first = names.index(_STORED[0])
-    stored = slice(first, first + len(_STORED))
-    if tuple(names[stored]) != _STORED:
-        raise ValueError("select the digested columns with STORED_COLUMNS_SQL, side by side")
-    entry_at, execution_at, digest_at, since_at = (
-        names.index(name) for name in ("entry_id", "execution_id", "digest", "digests_since")
-    )
-    for row in rows:
-        entry_id = row[entry_at]
-        if entry_id is None:
-            continue
-        digest = row[digest_at]
-        if digest is None and entry_id < (row[since_at] or 0):
-            continue  # copied before entries had digests: nothing to check it against
-        if digest != entry_digest(entry_content(row[stored])):
-            raise HistoryEntryTampered(
-                f"history entry {entry_id} of execution {row[execution_at]} no longer matches "
-                "its digest: the state database was edited outside alpd, so search will not "
-                "show what it holds",
-                entryId=entry_id,
-                executionId=row[execution_at],
-            )
-
-
-def search_sql(
-    caller: Caller, params: m.HistorySearchParams, query: SearchQuery
-) -> tuple[str, list[Any]]:
-    """The statement and its parameters for a parsed query (`words`, `trigram` or `like`)."""
-    p = _Params()
-    filters = _filters(caller, params, p)
-    if query.index == "like":
-        return _like_sql(query.terms, filters, p, params.limit), p.values
-    table = "search_words" if query.index == "words" else "search_cjk"
-    sql = ranked_sql(
-        table,
-        filters,
-        p,
-        query.expression,
-        params.limit,
-        params.highlight_start,
-        params.highlight_end,
-    )
-    return sql, p.values
-
-
 async def search(
     store: Store, caller: Caller, params: m.HistorySearchParams
 ) -> m.HistorySearchResult:
@@ -300,39 +82,4 @@ async def search(
     if not 1 <= params.limit <= MAX_LIMIT:
         raise InvalidArgument(f"limit must be 1..{MAX_LIMIT}", limit=params.limit)
     query = parse_query(params.query)
-    return await store.read(partial(_search_on, caller, params, query))
-
-
-def _search_on(
-    caller: Caller, params: m.HistorySearchParams, query: SearchQuery, conn: sqlite3.Connection
-) -> m.HistorySearchResult:
-    """The whole search on the reader connection, in one hop to its thread: the thread
-    filter's checks, the ranked page, the digest check of its entries and the hits."""
-    if params.thread_id is not None:
-        # A filter on a thread that does not exist is an error, not "no matches".
-        thread = conn.execute(
-            "SELECT owner_uid FROM threads WHERE id = ?", (params.thread_id,)
-        ).fetchone()
-        if thread is None:
-            raise ThreadNotFound(
-                f"no thread {params.thread_id!r}; `alp thread list --all` shows yours",
-                threadId=params.thread_id,
-            )
-        if thread["owner_uid"] != caller.uid:
-            raise PermissionDenied(
-                f"thread {params.thread_id} belongs to another user", threadId=params.thread_id
-            )
-    if query.index == "none":
-        return m.HistorySearchResult(hits=[], index="none")
-    sql, values = search_sql(caller, params, query)
-    rows = conn.execute(sql, values).fetchall()
-    check_entry_digests(rows)
-    at = {name: i for i, name in enumerate(rows[0].keys())} if rows else {}
-    if query.index == "like":
-        start, end = params.highlight_start, params.highlight_end
-        hits = [
-            _hit(row, at, like_snippet(row[at["body"]], query.terms, start, end)) for row in rows
-        ]
-    else:
-        hits = [_hit(row, at, row[at["snippet"]] or "") for row in rows]
-    return m.HistorySearchResult(hits=hits, index=query.index, expression=query.expression)
+    return await store.read(partial(search_on, caller.uid, params, query))

@@ -39,7 +39,7 @@ from alpd.domain.runs.policy import Origin, Policy, PolicyRequest, ThreadBinding
 from alpd.errors import ExecutionSettled, RuntimeUnavailable, SpawnFailed
 from alpd.runtimes.base import LaunchSpec, find_program
 from alpd.services.conversation.wake import owner_caller
-from alpd.services.history.sync import price_cost
+from alpd.services.history.summary import price_cost
 from alpd.services.runs.executions import Executions
 from alpd.services.runs.graph import cancel
 from alpd.services.runs.rows import insert_execution

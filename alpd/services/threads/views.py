@@ -8,7 +8,7 @@ import msgspec
 from alpd.domain.threads.context import CompactionRecord, Snapshot
 from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
-from alpd.services.history.sync import history_level, thread_history
+from alpd.services.history.summary import history_level, thread_history
 from alpd.services.runs.executions import Executions
 from alpd.services.runs.rows import execution_from_row
 from alpd.services.threads.lifecycle import check_owner, load_thread_row

@@ -25,7 +25,7 @@ from transcripts import (
 )
 
 from alpctl.client import Client, DaemonUnreachable, RpcError
-from alpd.store.history import DIGESTED_COLUMNS, entry_content, entry_digest
+from alpd.store.history.entries import DIGESTED_COLUMNS, entry_content, entry_digest
 from alpd.testing.daemon import DaemonProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "secrets"))

@@ -16,7 +16,7 @@ from typing import Any
 
 from transcripts import CLAUDE_COUNTS, CODEX_COUNTS, CODEX_FORK, FIXTURES, Claude, db, entry_counts
 
-from alpd.services.history.sync import CHUNK_BYTES
+from alpd.services.history.chunks import CHUNK_BYTES
 from alpd.testing.daemon import DaemonProcess
 
 SMALL = 40

@@ -36,7 +36,7 @@ from alpd.services.runs.executions import Executions
 from alpd.services.runs.leases import Leases
 from alpd.services.threads import steering
 from alpd.store.db import Store
-from alpd.store.history import INSERT_ENTRY, entry_row
+from alpd.store.history.entries import INSERT_ENTRY, entry_row
 from protocol import messages as m
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alpd.store.history import (
+from alpd.store.history.entries import (
     DIGESTED_COLUMNS,
     INSERT_ENTRY,
     Value,

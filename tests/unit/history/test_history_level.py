@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alpd.services.history.sync import LEVEL_ORDER, history_level
+from alpd.services.history.summary import LEVEL_ORDER, history_level
 
 BEST_FIRST = ["complete", "pending", "partial", "final-only", "unsupported"]
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alpd.store.db import on_thread
-from alpd.store.history import (
+from alpd.store.history.entries import (
     DIGESTED_COLUMNS,
     INSERT_ENTRY,
     EntryRow,

@@ -17,7 +17,7 @@ from alpd.errors import HistoryReaderFailed
 from alpd.services.history.chunks import Source, cwd_of, read_chunk
 from alpd.services.history.read_process import IDLE_SECONDS, TranscriptReader
 from alpd.services.history.read_worker import ReadFile
-from alpd.store.history import Cursor
+from alpd.store.history.sync import Cursor
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "runtimes"
 CLAUDE = sorted((FIXTURES / "claude").glob("*.jsonl"))

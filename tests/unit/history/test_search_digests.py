@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alpd.errors import HistoryEntryTampered
-from alpd.services.history.search import STORED_COLUMNS_SQL, check_entry_digests
 from alpd.store.db import Store
-from alpd.store.history import DIGESTED_COLUMNS, Value, entry_content, entry_digest
+from alpd.store.history.entries import DIGESTED_COLUMNS, Value, entry_content, entry_digest
+from alpd.store.history.search import STORED_COLUMNS_SQL, check_entry_digests
 
 values = st.one_of(
     st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.text(max_size=40)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alpd.services.history.search import MAX_TERMS, parse_query
-from alpd.store.history import fold_text, has_cjk
+from alpd.store.history.entries import fold_text, has_cjk
 
 
 @pytest.fixture(scope="module")

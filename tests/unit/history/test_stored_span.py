@@ -9,9 +9,10 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alpd.services.history.import_batch import SET_TIMES, stored_span
+from alpd.services.history.import_batch import stored_span
 from alpd.store.entry_rows import DIGESTED_COLUMNS, Value, entry_row
-from alpd.store.history import insert_entries, register_functions_on
+from alpd.store.history.entries import insert_entries, register_functions_on
+from alpd.store.history.imports import SET_TIMES
 from alpd.store.migrations import MIGRATIONS
 
 _STAMPS = st.one_of(

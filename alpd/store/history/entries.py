@@ -1,4 +1,4 @@
-"""History tables: the writer's SQL functions and statements, and the cursor.
+"""History entries: the writer's SQL functions, and inserting and indexing entries.
 
 The schema is migration V3 (`alpd.store.migrations`); the why is in docs/history.md. Two FTS5
 indexes cover the same documents (`search_docs`: history entries and thread titles/context):
@@ -26,14 +26,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Final
 
-import aiosqlite
-
-from alpd.store.db import on_thread
+from alpd.store.db import BlockingTx, Tx, on_thread
 from alpd.store.entry_rows import (
     DIGESTED_COLUMNS,
     ROW_COLUMNS,
@@ -47,12 +43,9 @@ from alpd.store.entry_rows import (
 )
 
 __all__ = [
-    "CURSOR_COLUMNS",
     "DIGESTED_COLUMNS",
     "INSERT_ENTRY",
     "INSERT_WHOLE",
-    "UPSERT_CURSOR",
-    "Cursor",
     "EntryRow",
     "Value",
     "entry_content",
@@ -70,12 +63,13 @@ def _has_cjk_sql(text: str | None) -> int:
     return 1 if has_cjk(text) else 0
 
 
-async def register_functions(conn: aiosqlite.Connection) -> None:
-    """Give ``conn`` the functions the V3 index triggers and `INSERT_ENTRY` call."""
-    await on_thread(conn, register_functions_on)
+async def register_functions(tx: Tx) -> None:
+    """Give the writer (``tx``'s connection) the functions the V3 index triggers and
+    `INSERT_ENTRY` call."""
+    await on_thread(tx, register_functions_on)
 
 
-def register_functions_on(conn: sqlite3.Connection) -> None:
+def register_functions_on(conn: BlockingTx) -> None:
     """`register_functions` on the writer's thread."""
     conn.create_function("alp_fold", 1, fold_text, deterministic=True)
     conn.create_function("alp_has_cjk", 1, _has_cjk_sql, deterministic=True)
@@ -163,7 +157,7 @@ _INDEX_CJK: Final = (
 )
 
 
-def insert_entries(conn: sqlite3.Connection, rows: Sequence[EntryRow]) -> tuple[int, int]:
+def insert_entries(conn: BlockingTx, rows: Sequence[EntryRow]) -> tuple[int, int]:
     """Insert `rows` and index the ones inserted, in the caller's transaction (blocking: on
     the writer's thread, `Store.write_blocking`). Returns the largest entry id before them
     (the entries added are those above it) and how many were added."""
@@ -202,7 +196,7 @@ def insert_entries(conn: sqlite3.Connection, rows: Sequence[EntryRow]) -> tuple[
     return before, added
 
 
-def _maybe_copies(conn: sqlite3.Connection, rows: Sequence[EntryRow]) -> set[str]:
+def _maybe_copies(conn: BlockingTx, rows: Sequence[EntryRow]) -> set[str]:
     """The native ids among `rows` that may be stored as a copy: held by a stored entry, or
     by two executions within `rows`. Every other row goes in through `INSERT_WHOLE`."""
     first_holder: dict[str, str] = {}
@@ -214,51 +208,3 @@ def _maybe_copies(conn: sqlite3.Connection, rows: Sequence[EntryRow]) -> set[str
     held = conn.execute(_HELD, (json.dumps(list(first_holder), ensure_ascii=False),))
     maybe.update(native_id for (native_id,) in held.fetchall())
     return maybe
-
-
-CURSOR_COLUMNS: Final = (
-    "execution_id, path, format, consumed, session_id, model, skipped, redactions, usage, "
-    "cost_usd, links_to, link_kind, updated_at"
-)
-
-
-@dataclass(slots=True)
-class Cursor:
-    """Where the copy of one execution's transcript stands (a `history_cursors` row)."""
-
-    execution_id: str
-    path: str
-    format: str
-    consumed: int = 0
-    session_id: str | None = None
-    model: str | None = None
-    skipped: int = 0
-    redactions: int = 0
-    usage: str | None = None
-    cost_usd: float | None = None
-    links_to: str | None = None
-    link_kind: str | None = None
-    updated_at: str = ""
-
-    def values(self) -> tuple[object, ...]:
-        return (
-            self.execution_id,
-            self.path,
-            self.format,
-            self.consumed,
-            self.session_id,
-            self.model,
-            self.skipped,
-            self.redactions,
-            self.usage,
-            self.cost_usd,
-            self.links_to,
-            self.link_kind,
-            self.updated_at,
-        )
-
-
-UPSERT_CURSOR: Final = (
-    f"INSERT OR REPLACE INTO history_cursors ({CURSOR_COLUMNS}) "
-    f"VALUES ({', '.join(['?'] * len(CURSOR_COLUMNS.split(',')))})"
-)
