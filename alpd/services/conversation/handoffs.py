@@ -56,6 +56,7 @@ from alpd.services.runs.callers import execution_of_caller
 from alpd.services.threads.refs import resolve_thread
 from alpd.store.conversation import handoffs as store
 from alpd.store.db import Tx
+from alpd.store.runs import ExecutionRecord
 from protocol import messages as m
 
 log = structlog.get_logger("alpd.handoffs")
@@ -81,7 +82,7 @@ class HandoffService:
         target = await resolve_thread(self.d.store, caller.uid, params.target)
         roots = [source["workspace"]]
         if execution is not None:
-            roots.append(decode_policy(bytes(execution["policy"])).workspace)
+            roots.append(decode_policy(execution.policy).workspace)
         artifacts = await describe_artifacts(params.artifacts, roots)
         label = source_label(source["title"])
         handoff_id, sent_at = await self._reserve(
@@ -95,7 +96,7 @@ class HandoffService:
             if params.directive:
                 await hold(self.d, handoff_id)
                 return m.HandoffSendResult(handoff=await handoff_by_id(self.d.store, handoff_id))
-            by = f"execution:{execution['id']}" if execution is not None else f"uid:{caller.uid}"
+            by = f"execution:{execution.id}" if execution is not None else f"uid:{caller.uid}"
             submitted = await self.delivery.submit(
                 Submission(
                     thread_id=target["id"],
@@ -128,7 +129,7 @@ class HandoffService:
 
     async def _source(
         self, caller: Caller, named: str | None
-    ) -> tuple[sqlite3.Row, sqlite3.Row | None]:
+    ) -> tuple[sqlite3.Row, ExecutionRecord | None]:
         """The source thread, and the run sending (None: a person at a shell)."""
         try:
             execution = await execution_of_caller(self.d.store, caller)
@@ -140,12 +141,12 @@ class HandoffService:
                     pid=caller.pid,
                 ) from exc
             return await resolve_thread(self.d.store, caller.uid, named), None
-        if execution["thread_id"] is None:
+        if execution.thread_id is None:
             raise InvalidArgument(
-                f"execution {execution['id']} belongs to no thread; a handoff goes between threads",
-                executionId=execution["id"],
+                f"execution {execution.id} belongs to no thread; a handoff goes between threads",
+                executionId=execution.id,
             )
-        source = await resolve_thread(self.d.store, caller.uid, execution["thread_id"])
+        source = await resolve_thread(self.d.store, caller.uid, execution.thread_id)
         if named is not None:
             claimed = await resolve_thread(self.d.store, caller.uid, named)
             if claimed["id"] != source["id"]:
@@ -162,7 +163,7 @@ class HandoffService:
         params: m.HandoffSendParams,
         source: sqlite3.Row,
         target: sqlite3.Row,
-        execution: sqlite3.Row | None,
+        execution: ExecutionRecord | None,
         summary: str,
         artifacts: list[Artifact],
     ) -> tuple[str, str]:
@@ -188,7 +189,7 @@ class HandoffService:
                 target_status=ends[target["id"]].status,
             )
             link = (
-                await store.chain_link(tx, execution["id"], execution["root_id"] or execution["id"])
+                await store.chain_link(tx, execution.id, execution.root_id or execution.id)
                 if execution is not None
                 else None
             )
@@ -216,7 +217,7 @@ class HandoffService:
                     id=handoff_id,
                     owner_uid=caller.uid,
                     source_thread_id=source["id"],
-                    source_execution_id=execution["id"] if execution is not None else None,
+                    source_execution_id=execution.id if execution is not None else None,
                     target_thread_id=target["id"],
                     summary=summary,
                     artifacts=_artifacts.encode(artifacts).decode(),

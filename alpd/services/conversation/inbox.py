@@ -93,10 +93,10 @@ class Inbox:
         except PinOutsideExecution:
             return
         raise HandoffDenied(
-            f"execution {run['id']} asked to decide inbox item {item_id}: only the person "
+            f"execution {run.id} asked to decide inbox item {item_id}: only the person "
             "confirms or dismisses a directive, from their own shell (`alp inbox`)",
             reason="from-a-run",
-            executionId=run["id"],
+            executionId=run.id,
         )
 
     async def confirm(self, caller: Caller, params: m.InboxItemRef) -> m.InboxConfirmResult:

@@ -45,13 +45,13 @@ HAND_OUT_MAX = 100
 async def hand_out(d: Daemon, caller: Caller, params: m.PendingParams) -> m.PendingResult:
     """`delivery/pending`: what waits for the caller's run, leased to it unless `peek`."""
     execution = await execution_of_caller(d.store, caller)
-    if execution["thread_id"] is None:
+    if execution.thread_id is None:
         return m.PendingResult(deliveries=[])
     run = Run(
-        execution_id=execution["id"],
-        thread_id=execution["thread_id"],
-        is_root=bool(execution["is_root"]),
-        owner_uid=execution["owner_uid"],
+        execution_id=execution.id,
+        thread_id=execution.thread_id,
+        is_root=execution.is_root,
+        owner_uid=execution.owner_uid,
     )
     now = d.clock.now()
     at, until = iso(now), iso(lease_expiry(now))
@@ -76,7 +76,7 @@ async def hand_out(d: Daemon, caller: Caller, params: m.PendingParams) -> m.Pend
 async def acknowledge(d: Daemon, caller: Caller, params: m.AckParams) -> tuple[m.AckResult, str]:
     """`delivery/ack`: the caller's runtime has the text; record each delivery injected.
     Also the caller's execution, for whoever records where deliveries landed."""
-    execution_id: str = (await execution_of_caller(d.store, caller))["id"]
+    execution_id = (await execution_of_caller(d.store, caller)).id
     wanted = sorted(set(params.ids))
     if not wanted:
         return m.AckResult(acked=[], missed=[]), execution_id

@@ -42,9 +42,9 @@ from alpd.services.conversation.wake import owner_caller
 from alpd.services.history.summary import price_cost
 from alpd.services.runs.executions import Executions
 from alpd.services.runs.graph import cancel
-from alpd.services.runs.rows import insert_execution
 from alpd.store import recap as recaps
 from alpd.store.db import Tx
+from alpd.store.runs import insert_execution
 from alpd.supervisor.supervisor import STDOUT_FILE
 from protocol import messages as m
 
@@ -93,8 +93,6 @@ async def open_temp_run(
     )
     policy: Policy = build_policy(agent, request, job.binding)
     at = ex.d.clock.now_iso()
-    # the row's cwd and session facts; the argv is the summariser's to build
-    launch = LaunchSpec(argv=[], env={}, cwd=str(exec_dir))
 
     async def unit(tx: Tx) -> None:
         await insert_execution(
@@ -102,7 +100,7 @@ async def open_temp_run(
             execution_id=execution_id,
             owner_uid=job.owner_uid,
             policy=policy,
-            spec=launch,
+            cwd=str(exec_dir),
             exec_dir=str(exec_dir),
             launcher_pid=os.getpid(),
             at=at,

@@ -7,46 +7,41 @@ execution, checking the recorded start time so a reused pid cannot pose as the r
 
 from __future__ import annotations
 
-import sqlite3
-
 from alpd.errors import PinOutsideExecution
 from alpd.services.context import Caller
 from alpd.store.db import Store
+from alpd.store.runs import ExecutionRecord, settled_with_pids, with_live_process
 from alpd.supervisor.processes import ProcessIdentity, ancestry, is_alive
 
 
-def _identity(row: sqlite3.Row) -> ProcessIdentity:
-    return ProcessIdentity(row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or "")
+def _identity(pid: int, row: ExecutionRecord) -> ProcessIdentity:
+    """The identity of `row`'s process, whose recorded pid is `pid`."""
+    return ProcessIdentity(pid, row.pid_start_time or 0.0, row.boot_id or "")
 
 
-async def execution_of_caller(store: Store, caller: Caller) -> sqlite3.Row:
+async def execution_of_caller(store: Store, caller: Caller) -> ExecutionRecord:
     chain = ancestry(caller.pid)
-    rows = await store.fetchall(
-        "SELECT * FROM executions WHERE owner_uid = ? AND ("
-        "(status = 'running' AND pid IS NOT NULL) OR "
-        "(status = 'reserved' AND headless = 0 AND launcher_pid IS NOT NULL))",
-        (caller.uid,),
-    )
-    by_pid = {row["pid"]: row for row in rows if row["pid"] is not None}
+    rows = await with_live_process(store, caller.uid)
+    by_pid = {row.pid: row for row in rows if row.pid is not None}
     # An interactive run can pin before its client has attached it (the client starts the
     # runtime, then registers its pid): until then the client itself, the launcher, stands
     # for the run — for its descendants only, never for the client's own calls.
-    by_launcher = {row["launcher_pid"]: row for row in rows if row["status"] == "reserved"}
+    by_launcher = {row.launcher_pid: row for row in rows if row.status == "reserved"}
     # Processes of runs that have settled but still live (settled by their client while
     # running, or left behind): what descends from them belongs to a finished run, and
     # must not be taken for a run further up (a long-lived launcher's next root).
     settled = await _settled_in(store, caller, chain)
     for depth, pid in enumerate(chain):
         row = by_pid.get(pid)
-        if row is not None and is_alive(_identity(row)):
+        if row is not None and is_alive(_identity(pid, row)):
             return row
         finished = settled.get(pid)
-        if finished is not None and is_alive(_identity(finished)):
+        if finished is not None and is_alive(_identity(pid, finished)):
             raise PinOutsideExecution(
-                f"this process belongs to execution {finished['id']}, which has settled "
-                f"({finished['outcome']}); a finished run can no longer pin or delegate",
+                f"this process belongs to execution {finished.id}, which has settled "
+                f"({finished.outcome}); a finished run can no longer pin or delegate",
                 pid=caller.pid,
-                executionId=finished["id"],
+                executionId=finished.id,
             )
         launched = by_launcher.get(pid)
         if launched is not None and depth > 0:
@@ -58,14 +53,9 @@ async def execution_of_caller(store: Store, caller: Caller) -> sqlite3.Row:
     )
 
 
-async def _settled_in(store: Store, caller: Caller, chain: list[int]) -> dict[int, sqlite3.Row]:
+async def _settled_in(store: Store, caller: Caller, chain: list[int]) -> dict[int, ExecutionRecord]:
     """Settled executions of the caller whose recorded pid is one of `chain`'s."""
     if not chain:
         return {}
-    marks = ", ".join("?" * len(chain))
-    rows = await store.fetchall(
-        f"SELECT * FROM executions WHERE owner_uid = ? AND status = 'settled' "
-        f"AND pid IN ({marks}) ORDER BY settled_at",
-        (caller.uid, *chain),
-    )
-    return {row["pid"]: row for row in rows}
+    rows = await settled_with_pids(store, caller.uid, chain)
+    return {row.pid: row for row in rows if row.pid is not None}

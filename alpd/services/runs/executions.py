@@ -15,7 +15,6 @@ import contextlib
 import os
 from collections.abc import Awaitable, Callable
 
-import aiosqlite
 import anyio
 import msgspec
 import structlog
@@ -35,13 +34,15 @@ from alpd.services.runs.leases import Leases
 from alpd.services.runs.reconcile import reconcile
 from alpd.services.runs.reserve import InUnit, Prepared, reserve_root
 from alpd.services.runs.rows import (
-    execution_from_row,
-    load_execution_row,
+    execution_from_record,
+    load_execution,
     owned_execution,
     verified_policy,
 )
 from alpd.services.runs.settle import settle_execution
 from alpd.services.threads.lifecycle import ThreadService
+from alpd.store.db import Tx
+from alpd.store.runs import execution_by_id, execution_head, record_running
 from alpd.supervisor.processes import ProcessIdentity, identify
 from alpd.supervisor.supervisor import ExitReport, Supervisor
 from alpd.workspace import workspace_of
@@ -158,8 +159,8 @@ class Executions:
     async def check_stored_policy(self, execution_id: str, policy: Policy) -> None:
         """Before a run is spawned: its stored policy, re-hashed, is the one its argv was
         built from (EXECUTION_POLICY_TAMPERED otherwise; nothing is started)."""
-        row = await self.d.store.fetchone("SELECT * FROM executions WHERE id = ?", (execution_id,))
-        if row is None or verified_policy(row) != policy:
+        record = await execution_by_id(self.d.store, execution_id)
+        if record is None or verified_policy(record) != policy:
             raise ExecutionPolicyTampered(
                 f"execution {execution_id}'s stored policy is not the one it was built with",
                 executionId=execution_id,
@@ -206,14 +207,16 @@ class Executions:
     async def mark_running(self, execution_id: str, identity: ProcessIdentity) -> m.Execution:
         at = self.d.clock.now_iso()
 
-        async def unit(conn: aiosqlite.Connection) -> m.Execution:
-            await conn.execute(
-                "UPDATE executions SET status = 'running', pid = ?, pid_start_time = ?, "
-                "boot_id = ?, started_at = coalesce(started_at, ?) "
-                "WHERE id = ? AND status != 'settled'",
-                (identity.pid, identity.start_time, identity.boot_id, at, execution_id),
+        async def unit(tx: Tx) -> m.Execution:
+            await record_running(
+                tx,
+                execution_id,
+                pid=identity.pid,
+                start_time=identity.start_time,
+                boot_id=identity.boot_id,
+                at=at,
             )
-            return execution_from_row(await load_execution_row(conn, execution_id))
+            return execution_from_record(await load_execution(tx, execution_id))
 
         execution = await self.d.store.write(unit)
         self.publish(execution, "running")
@@ -222,10 +225,10 @@ class Executions:
     # attach (interactive runs started by the client)
 
     async def attach(self, caller: Caller, params: m.AttachParams) -> m.Execution:
-        row = await owned_execution(self.d.store, caller, params.execution_id)
-        if row["status"] == "settled":
+        record = await owned_execution(self.d.store, caller, params.execution_id)
+        if record.status == "settled":
             raise ExecutionSettled(f"execution {params.execution_id} has settled")
-        if row["headless"]:
+        if record.headless:
             raise InvalidArgument("a headless execution is supervised by alpd, not attached")
         identity = identify(params.pid)
         if identity is None:
@@ -246,17 +249,14 @@ class Executions:
             output_tail = redact(output_tail).text
 
         unit = settle_execution(caller, params, output_tail, at)
-        head = await self.d.store.fetchone(
-            "SELECT thread_id, is_root, native_session_id FROM executions WHERE id = ?",
-            (params.execution_id,),
-        )
-        if head is not None and head["native_session_id"] is None:
+        head = await execution_head(self.d.store, params.execution_id)
+        if head is not None and head.native_session_id is None:
             # Last chance to learn where its transcript is (an interactive Codex run that
             # ended before a tick saw its open rollout).
             await self.discover_native_sessions(params.execution_id)
-        if head is not None and head["is_root"] and head["thread_id"] is not None:
+        if head is not None and head.is_root and head.thread_id is not None:
             # Settling a root moves its thread: under the thread lease, like continue.
-            async with self.leases.thread(head["thread_id"]):
+            async with self.leases.thread(head.thread_id):
                 execution, thread = await self.d.store.write(unit)
         else:
             execution, thread = await self.d.store.write(unit)
@@ -302,8 +302,8 @@ class Executions:
         return await self.show(caller, m.ExecutionRef(execution_id=params.execution_id))
 
     async def show(self, caller: Caller, params: m.ExecutionRef) -> m.Execution:
-        row = await owned_execution(self.d.store, caller, params.execution_id)
-        return execution_from_row(row, with_policy=True)
+        record = await owned_execution(self.d.store, caller, params.execution_id)
+        return execution_from_record(record, with_policy=True)
 
     async def reconcile_thread(self, caller: Caller, thread_id: str) -> list[str]:
         return await reconcile(self, thread_id)

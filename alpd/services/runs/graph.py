@@ -10,9 +10,6 @@ obeyed. Everything here holds the graph lease only (invariant 9).
 from __future__ import annotations
 
 import contextlib
-import sqlite3
-
-import aiosqlite
 
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.runs.agents import AgentDefinition
@@ -30,12 +27,13 @@ from alpd.services.context import Caller
 from alpd.services.runs.callers import execution_of_caller
 from alpd.services.runs.executions import Executions
 from alpd.services.runs.rows import (
-    execution_from_row,
-    insert_execution,
-    load_execution_row,
+    execution_from_record,
+    load_execution,
     owned_execution,
     verified_policy,
 )
+from alpd.store.db import Tx
+from alpd.store.runs import ExecutionRecord, graph_executions, insert_execution
 from alpd.supervisor.processes import ProcessIdentity, end_run
 from protocol import messages as m
 
@@ -56,10 +54,10 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
         agent=agent.name,
         kind="sub-agent",
         headless=True,
-        workspace=parent["cwd"],
-        origin=Origin(door="delegate", by=f"uid:{caller.uid}", parent_execution_id=parent["id"]),
+        workspace=parent.cwd,
+        origin=Origin(door="delegate", by=f"uid:{caller.uid}", parent_execution_id=parent.id),
         runtime=agent.runtime,
-        cwd=parent["cwd"],
+        cwd=parent.cwd,
         args=_child_args(agent, params),
     )
     # The child opens on the snapshot its root opened on: the root's binding, carried down
@@ -75,7 +73,7 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
     write_private_file(context_path, f"# work state, not authority\n\nDelegated task:\n\n{task}\n")
     ctx = LaunchContext(
         execution_id=execution_id,
-        thread_id=parent["thread_id"],
+        thread_id=parent.thread_id,
         exec_dir=exec_dir,
         session_context_path=context_path,
         socket_path=ex.paths.socket_path,
@@ -86,23 +84,25 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
     spec = runtime.launch_spec(policy, ctx)
     at = ex.d.clock.now_iso()
 
-    async def unit(conn: aiosqlite.Connection) -> m.Execution:
+    async def unit(tx: Tx) -> m.Execution:
         await insert_execution(
-            conn,
+            tx,
             execution_id=execution_id,
             owner_uid=caller.uid,
             policy=policy,
-            spec=spec,
+            cwd=spec.cwd,
             exec_dir=str(exec_dir),
             launcher_pid=caller.pid,
             at=at,
-            thread_id=parent["thread_id"],
-            root_id=parent["root_id"],
-            parent_id=parent["id"],
+            thread_id=parent.thread_id,
+            root_id=parent.root_id,
+            parent_id=parent.id,
+            native_session_id=spec.native_session_id,
+            transcript_path=spec.transcript_path,
         )
-        return execution_from_row(await load_execution_row(conn, execution_id))
+        return execution_from_record(await load_execution(tx, execution_id))
 
-    async with ex.leases.graph(parent["root_id"]):
+    async with ex.leases.graph(parent.root_id):
         await ex.d.store.write(unit)
         await ex.check_stored_policy(execution_id, policy)
         assert ex.supervisor is not None
@@ -119,24 +119,18 @@ def _child_args(agent: AgentDefinition, params: m.DelegateParams) -> tuple[str, 
     return tuple(params.args)
 
 
-async def _graph_rows(ex: Executions, root_id: str) -> list[sqlite3.Row]:
-    return await ex.d.store.fetchall(
-        "SELECT * FROM executions WHERE root_id = ? ORDER BY created_at, id", (root_id,)
-    )
-
-
-def _descendants(rows: list[sqlite3.Row], top: str) -> list[sqlite3.Row]:
+def _descendants(rows: list[ExecutionRecord], top: str) -> list[ExecutionRecord]:
     """`top` and everything below it, parents before children."""
-    children: dict[str | None, list[sqlite3.Row]] = {}
+    children: dict[str | None, list[ExecutionRecord]] = {}
     for row in rows:
-        children.setdefault(row["parent_id"], []).append(row)
-    by_id = {row["id"]: row for row in rows}
-    order: list[sqlite3.Row] = []
+        children.setdefault(row.parent_id, []).append(row)
+    by_id = {row.id: row for row in rows}
+    order: list[ExecutionRecord] = []
     pending = [by_id[top]] if top in by_id else []
     while pending:
         row = pending.pop(0)
         order.append(row)
-        pending.extend(children.get(row["id"], []))
+        pending.extend(children.get(row.id, []))
     return order
 
 
@@ -145,43 +139,41 @@ async def tree(ex: Executions, caller: Caller, params: m.TreeParams) -> m.TreeNo
         start = await execution_of_caller(ex.d.store, caller)
     else:
         start = await owned_execution(ex.d.store, caller, params.execution_id)
-    rows = await _graph_rows(ex, start["root_id"])
+    rows = await graph_executions(ex.d.store, start.root_id)
     nodes = {
-        row["id"]: m.TreeNode(
-            execution=execution_from_row(row), binding=row["thread_id"] or "legacy-unthreaded"
+        row.id: m.TreeNode(
+            execution=execution_from_record(row), binding=row.thread_id or "legacy-unthreaded"
         )
         for row in rows
     }
     for row in rows:
-        if row["parent_id"] in nodes:
-            nodes[row["parent_id"]].children.append(nodes[row["id"]])
-    return nodes[start["root_id"]]
+        if row.parent_id in nodes:
+            nodes[row.parent_id].children.append(nodes[row.id])
+    return nodes[start.root_id]
 
 
 async def cancel(ex: Executions, caller: Caller, params: m.ExecutionRef) -> m.Execution:
     """End the execution and everything below it in its graph; each settles `cancelled`."""
     top = await owned_execution(ex.d.store, caller, params.execution_id)
-    if top["status"] == "settled":
-        raise ExecutionSettled(f"execution {params.execution_id} already settled {top['outcome']}")
-    async with ex.leases.graph(top["root_id"]):
+    if top.status == "settled":
+        raise ExecutionSettled(f"execution {params.execution_id} already settled {top.outcome}")
+    async with ex.leases.graph(top.root_id):
         targets = [
             row
-            for row in _descendants(await _graph_rows(ex, top["root_id"]), top["id"])
-            if row["status"] != "settled"
+            for row in _descendants(await graph_executions(ex.d.store, top.root_id), top.id)
+            if row.status != "settled"
         ]
         unwatched: list[str] = []
         # Children first, so a parent never outlives the runs it started.
         for row in reversed(targets):
             identity = None
-            if row["pid"] is not None:
-                identity = ProcessIdentity(
-                    row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or ""
-                )
-            if ex.supervisor is not None and ex.supervisor.watching(row["id"]):
-                await ex.supervisor.cancel(row["id"], identity)
+            if row.pid is not None:
+                identity = ProcessIdentity(row.pid, row.pid_start_time or 0.0, row.boot_id or "")
+            if ex.supervisor is not None and ex.supervisor.watching(row.id):
+                await ex.supervisor.cancel(row.id, identity)
             else:
-                await end_run(row["id"], identity, grace=5.0)
-                unwatched.append(row["id"])
+                await end_run(row.id, identity, grace=5.0)
+                unwatched.append(row.id)
     # Settling a root takes its thread lease: only after the graph lease is released.
     for execution_id in unwatched:
         with contextlib.suppress(ExecutionSettled):

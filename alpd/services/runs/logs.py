@@ -39,8 +39,8 @@ def read_chunk(path: Path, offset: int, limit: int, whole_lines: bool) -> tuple[
 
 
 async def logs(ex: Executions, caller: Caller, params: m.LogsParams) -> m.LogsResult:
-    row = await owned_execution(ex.d.store, caller, params.execution_id)
-    settled = row["status"] == "settled"
+    record = await owned_execution(ex.d.store, caller, params.execution_id)
+    settled = record.status == "settled"
     exec_dir = ex.paths.exec_dir(params.execution_id)
 
     def read() -> tuple[tuple[str, int], tuple[str, int]]:
@@ -57,5 +57,5 @@ async def logs(ex: Executions, caller: Caller, params: m.LogsParams) -> m.LogsRe
         stdout_offset=out_at,
         stderr_offset=err_at,
         settled=settled,
-        headless=bool(row["headless"]),
+        headless=record.headless,
     )

@@ -12,22 +12,20 @@ and watched to its end; one that ended while alpd was down is settled from its
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 import psutil
 import structlog
 
 from alpd.domain.runs.outcomes import outcome_of
 from alpd.errors import ExecutionSettled
+from alpd.services.context import Caller, Daemon
+from alpd.store.runs import ExecutionRecord, unsettled_executions
 from alpd.supervisor.processes import ProcessIdentity, is_alive
-from alpd.supervisor.supervisor import output_tail, read_exit_status
+from alpd.supervisor.supervisor import Supervisor, output_tail, read_exit_status
 from protocol import messages as m
-
-if TYPE_CHECKING:
-    from alpd.services.runs.executions import Executions
 
 #: a headless root may sit `reserved` this long while alpd spawns it
 SPAWN_GRACE_SECONDS: Final = 30.0
@@ -35,57 +33,64 @@ SPAWN_GRACE_SECONDS: Final = 30.0
 log = structlog.get_logger("alpd.reconcile")
 
 
-def _identity(row: sqlite3.Row) -> ProcessIdentity | None:
-    if row["pid"] is None:
+class Settling(Protocol):
+    """What reconcile needs of the executions service (`Executions`): the daemon's store and
+    clock, the supervisor watching headless runs, and settle."""
+
+    d: Daemon
+    supervisor: Supervisor | None
+
+    async def settle(
+        self, caller: Caller | None, params: m.SettleParams, *, output_tail: str | None = None
+    ) -> m.Execution: ...
+
+
+def _identity(row: ExecutionRecord) -> ProcessIdentity | None:
+    if row.pid is None:
         return None
-    return ProcessIdentity(row["pid"], row["pid_start_time"] or 0.0, row["boot_id"] or "")
+    return ProcessIdentity(row.pid, row.pid_start_time or 0.0, row.boot_id or "")
 
 
-async def reconcile(executions: Executions, thread_id: str | None) -> list[str]:
+async def reconcile(executions: Settling, thread_id: str | None) -> list[str]:
     """Settle or adopt every unsettled execution (of one thread, or all); the ids settled."""
-    sql = "SELECT * FROM executions WHERE status != 'settled'"
-    args: tuple[str, ...] = ()
-    if thread_id is not None:
-        sql += " AND thread_id = ?"
-        args = (thread_id,)
-    rows = await executions.d.store.fetchall(sql, args)
+    rows = await unsettled_executions(executions.d.store, thread_id)
     settled: list[str] = []
     for row in rows:
         outcome = _verdict(executions, row)
         if outcome is None:
             continue
-        exec_dir = Path(row["exec_dir"])
-        exit_code = read_exit_status(exec_dir) if row["headless"] else None
-        if row["headless"] and exit_code is not None:
+        exec_dir = Path(row.exec_dir)
+        exit_code = read_exit_status(exec_dir) if row.headless else None
+        if row.headless and exit_code is not None:
             outcome = outcome_of(exit_code, cancelled=False)
-        params = m.SettleParams(execution_id=row["id"], outcome=outcome, exit_code=exit_code)
+        params = m.SettleParams(execution_id=row.id, outcome=outcome, exit_code=exit_code)
         try:
             await executions.settle(None, params, output_tail=output_tail(exec_dir) or None)
         except ExecutionSettled:
             continue
-        log.info("reconciled", execution=row["id"], outcome=outcome)
-        settled.append(row["id"])
+        log.info("reconciled", execution=row.id, outcome=outcome)
+        settled.append(row.id)
     return settled
 
 
-def _verdict(executions: Executions, row: sqlite3.Row) -> m.Outcome | None:
+def _verdict(executions: Settling, row: ExecutionRecord) -> m.Outcome | None:
     """`interrupted` when the run is gone; None while it lives (adopting it if need be)."""
     supervisor = executions.supervisor
     identity = _identity(row)
-    if row["headless"]:
-        if supervisor is not None and supervisor.watching(row["id"]):
+    if row.headless:
+        if supervisor is not None and supervisor.watching(row.id):
             return None
         if identity is None:
-            age = executions.d.clock.now().timestamp() - _epoch(row["created_at"])
+            age = executions.d.clock.now().timestamp() - _epoch(row.created_at)
             return "interrupted" if age > SPAWN_GRACE_SECONDS else None
         if is_alive(identity):
             if supervisor is not None:
-                supervisor.adopt(row["id"], identity, Path(row["exec_dir"]))
+                supervisor.adopt(row.id, identity, Path(row.exec_dir))
             return None
         return "interrupted"
     if identity is not None:
         return None if is_alive(identity) else "interrupted"
-    launcher = row["launcher_pid"]
+    launcher = row.launcher_pid
     return None if launcher is not None and psutil.pid_exists(launcher) else "interrupted"
 
 

@@ -13,11 +13,8 @@ derived context it was given, and the caller's own writes (`in_unit`).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import NamedTuple
-
-import aiosqlite
 
 from alpd.domain.recap.config import RecapSettings
 from alpd.domain.runs.agents import AgentDefinition, RuntimeConfig
@@ -30,7 +27,7 @@ from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext, LaunchSpec, 
 from alpd.services.context import Caller
 from alpd.services.recap.root_context import derived_context, record_derived
 from alpd.services.runs.dirs import Paths
-from alpd.services.runs.rows import execution_from_row, insert_execution, load_execution_row
+from alpd.services.runs.rows import execution_from_record, load_execution
 from alpd.services.threads.lifecycle import (
     bump_revision,
     check_owner,
@@ -39,11 +36,12 @@ from alpd.services.threads.lifecycle import (
     thread_from_row,
 )
 from alpd.services.threads.snapshots import load_chain, save_checkpoint
-from alpd.store.db import Store, Unit
+from alpd.store.db import Store, Tx, Unit
+from alpd.store.runs import ConstraintRefused, insert_execution, next_sequence
 from protocol import messages as m
 
 #: more writes in the same transaction that reserves a root (given the root's id)
-InUnit = Callable[[aiosqlite.Connection, str], Awaitable[None]]
+InUnit = Callable[[Tx, str], Awaitable[None]]
 
 
 class Prepared(NamedTuple):
@@ -75,8 +73,8 @@ def reserve_root(
     agent, runtime, request, config, program = prepared
     exec_dir = paths.exec_dir(execution_id)
 
-    async def unit(conn: aiosqlite.Connection) -> Reserved:
-        thread_row = await load_thread_row(conn, params.thread_id)
+    async def unit(tx: Tx) -> Reserved:
+        thread_row = await load_thread_row(tx, params.thread_id)
         check_owner(thread_row, caller)
         if thread_row["status"] != "open":
             raise ThreadClosed(
@@ -86,30 +84,26 @@ def reserve_root(
         # The revision first: of two continues that read the same revision, the loser
         # learns it is stale (THREAD_REVISION_CONFLICT), not merely that a root runs.
         await bump_revision(
-            conn,
+            tx,
             params.thread_id,
             "continued",
             at,
             if_revision=params.if_revision,
             detail=execution_id,
         )
-        await refuse_if_busy(conn, params.thread_id)
+        await refuse_if_busy(tx, params.thread_id)
         # The whole chain from genesis and every root's binding against it: nothing is
         # built on a context rewritten anywhere in its history.
-        snapshot, digest = await load_chain(conn, params.thread_id, thread_row["context_revision"])
+        snapshot, digest = await load_chain(tx, params.thread_id, thread_row["context_revision"])
         binding = ThreadBinding(
             id=params.thread_id, context_revision=snapshot.revision, context_digest=digest
         )
         policy = build_policy(agent, request, binding)
-        async with conn.execute(
-            "SELECT coalesce(max(sequence), 0) + 1 FROM executions WHERE thread_id = ?",
-            (params.thread_id,),
-        ) as cur:
-            sequence = int((await cur.fetchone())[0])  # type: ignore[index]
+        sequence = await next_sequence(tx, params.thread_id)
         paths.make_exec_dir(execution_id)
         context_path = exec_dir / SESSION_CONTEXT_FILE
         rendered = render_session_context(snapshot, thread_title=thread_row["title"])
-        derived = await derived_context(conn, store, params.thread_id, agent, recap, addendum)
+        derived = await derived_context(tx, store, params.thread_id, agent, recap, addendum)
         write_private_file(context_path, rendered + derived.text)
         ctx = LaunchContext(
             execution_id=execution_id,
@@ -124,31 +118,33 @@ def reserve_root(
         spec = runtime.launch_spec(policy, ctx)
         try:
             await insert_execution(
-                conn,
+                tx,
                 execution_id=execution_id,
                 owner_uid=caller.uid,
                 policy=policy,
-                spec=spec,
+                cwd=spec.cwd,
                 exec_dir=str(exec_dir),
                 launcher_pid=caller.pid,
                 at=at,
                 thread_id=params.thread_id,
                 root_id=execution_id,
                 sequence=sequence,
+                native_session_id=spec.native_session_id,
+                transcript_path=spec.transcript_path,
             )
-        except sqlite3.IntegrityError:
+        except ConstraintRefused:
             # `one_unsettled_root` refused a second unsettled root: the database is the
             # last word on invariant 4, and its refusal has the same name as the check's.
-            await refuse_if_busy(conn, params.thread_id)
+            await refuse_if_busy(tx, params.thread_id)
             raise
-        await save_checkpoint(conn, seed_checkpoint(execution_id, snapshot), at)
-        await record_derived(conn, execution_id, derived)
+        await save_checkpoint(tx, seed_checkpoint(execution_id, snapshot), at)
+        await record_derived(tx, execution_id, derived)
         if in_unit is not None:
-            await in_unit(conn, execution_id)
+            await in_unit(tx, execution_id)
         thread = thread_from_row(
-            await load_thread_row(conn, params.thread_id), busy_root=execution_id
+            await load_thread_row(tx, params.thread_id), busy_root=execution_id
         )
-        execution = execution_from_row(await load_execution_row(conn, execution_id))
+        execution = execution_from_record(await load_execution(tx, execution_id))
         launch = (
             None if params.headless else m.LaunchSpec(argv=spec.argv, env=spec.env, cwd=spec.cwd)
         )

@@ -12,14 +12,13 @@ still recorded as settled, and the thread stays where it is.
 
 from __future__ import annotations
 
-import aiosqlite
 import structlog
 
 from alpd.domain.threads.context import Outcome as DomainOutcome
 from alpd.domain.threads.projector import project_context
 from alpd.errors import ExecutionSettled, ThreadContextTampered, ThreadExecutionBindingMismatch
 from alpd.services.context import Caller
-from alpd.services.runs.rows import check_execution_owner, execution_from_row, load_execution_row
+from alpd.services.runs.rows import check_execution_owner, execution_from_record, load_execution
 from alpd.services.threads.lifecycle import bump_revision, load_thread_row, thread_from_row
 from alpd.services.threads.pins import hand_pins_to_root
 from alpd.services.threads.snapshots import (
@@ -28,7 +27,8 @@ from alpd.services.threads.snapshots import (
     load_checkpoint,
     load_snapshot,
 )
-from alpd.store.db import Unit
+from alpd.store.db import Tx, Unit
+from alpd.store.runs import record_settled
 from protocol import messages as m
 
 log = structlog.get_logger("alpd.executions")
@@ -43,56 +43,51 @@ def settle_execution(
     """The store unit settling `params.execution_id` (module docstring); `params` and
     `output_tail` come secret-filtered."""
 
-    async def unit(conn: aiosqlite.Connection) -> Settled:
-        row = await load_execution_row(conn, params.execution_id)
+    async def unit(tx: Tx) -> Settled:
+        record = await load_execution(tx, params.execution_id)
         if caller is not None:
-            check_execution_owner(row, caller)
+            check_execution_owner(record, caller)
         if params.thread_id is not None and (
-            row["thread_id"] != params.thread_id or not row["is_root"]
+            record.thread_id != params.thread_id or not record.is_root
         ):
             raise ThreadExecutionBindingMismatch(
                 f"execution {params.execution_id} is not a root of thread {params.thread_id}",
                 threadId=params.thread_id,
                 executionId=params.execution_id,
             )
-        if row["status"] == "settled":
+        if record.status == "settled":
             raise ExecutionSettled(
-                f"execution {params.execution_id} already settled {row['outcome']}",
-                outcome=row["outcome"],
+                f"execution {params.execution_id} already settled {record.outcome}",
+                outcome=record.outcome,
             )
-        await conn.execute(
-            "UPDATE executions SET status = 'settled', outcome = ?, exit_code = ?, "
-            "summary = ?, output_tail = coalesce(?, output_tail), settled_at = ? WHERE id = ?",
-            (
-                params.outcome,
-                params.exit_code,
-                params.summary,
-                output_tail,
-                at,
-                params.execution_id,
-            ),
+        await record_settled(
+            tx,
+            params.execution_id,
+            outcome=params.outcome,
+            exit_code=params.exit_code,
+            summary=params.summary,
+            output_tail=output_tail,
+            at=at,
         )
         thread = None
-        if not row["is_root"]:
-            await hand_pins_to_root(conn, params.execution_id, row["root_id"], at)
-        if row["is_root"] and row["thread_id"] is not None:
+        if not record.is_root:
+            await hand_pins_to_root(tx, params.execution_id, record.root_id, at)
+        if record.is_root and record.thread_id is not None:
             try:
-                thread = await _project(conn, row["thread_id"], params, at)
+                thread = await _project(tx, record.thread_id, params, at)
             except ThreadContextTampered as exc:
                 # The run did end: record that. Nothing is built on a forged context;
                 # the thread stays where it is and every read of it says TAMPERED.
                 log.error("projection_refused", execution=params.execution_id, **exc.data)
-        return execution_from_row(await load_execution_row(conn, params.execution_id)), thread
+        return execution_from_record(await load_execution(tx, params.execution_id)), thread
 
     return unit
 
 
-async def _project(
-    conn: aiosqlite.Connection, thread_id: str, params: m.SettleParams, at: str
-) -> m.Thread:
-    thread_row = await load_thread_row(conn, thread_id)
-    snapshot, _ = await load_snapshot(conn, thread_id, thread_row["context_revision"])
-    checkpoint = await load_checkpoint(conn, params.execution_id)
+async def _project(tx: Tx, thread_id: str, params: m.SettleParams, at: str) -> m.Thread:
+    thread_row = await load_thread_row(tx, thread_id)
+    snapshot, _ = await load_snapshot(tx, thread_id, thread_row["context_revision"])
+    checkpoint = await load_checkpoint(tx, params.execution_id)
     outcome = DomainOutcome(
         execution_id=params.execution_id,
         status=params.outcome,
@@ -101,18 +96,18 @@ async def _project(
         at=at,
     )
     projection = project_context(snapshot, checkpoint, outcome)
-    await insert_snapshot(conn, projection.snapshot, at)
+    await insert_snapshot(tx, projection.snapshot, at)
     if projection.compaction is not None:
-        await insert_compaction(conn, thread_id, projection.compaction, at)
+        await insert_compaction(tx, thread_id, projection.compaction, at)
     await bump_revision(
-        conn,
+        tx,
         thread_id,
         "settled",
         at,
         detail=params.execution_id,
         sets={"context_revision": projection.snapshot.revision},
     )
-    return thread_from_row(await load_thread_row(conn, thread_id))
+    return thread_from_row(await load_thread_row(tx, thread_id))
 
 
 __all__ = ["Settled", "settle_execution"]

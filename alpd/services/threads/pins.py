@@ -36,7 +36,7 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
     # Pins reach checkpoints, snapshots and every later root's session context: filtered once.
     text = redact(text).text
     row = await execution_of_caller(daemon.store, caller)
-    execution_id = row["id"]
+    execution_id = row.id
     at = daemon.clock.now_iso()
 
     async def unit(conn: aiosqlite.Connection) -> m.PinResult:
@@ -62,7 +62,7 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
         await save_checkpoint(conn, updated, at)
         result = m.PinResult(
             execution_id=execution_id,
-            thread_id=row["thread_id"],
+            thread_id=row.thread_id,
             kind=params.kind,
             text=text,
             at=at,
@@ -71,7 +71,7 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
         )
         if params.kind != "resolve":
             return result
-        items = await _open_items(conn, row["thread_id"], current)
+        items = await _open_items(conn, row.thread_id, current)
         if resolves(items, text):
             return msgspec.structs.replace(result, matched=True)
         return msgspec.structs.replace(result, matched=False, open_items=items)

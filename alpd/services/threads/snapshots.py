@@ -28,6 +28,7 @@ from alpd.domain.threads.projector import listed
 from alpd.domain.threads.steering import RootMark, verify_steps
 from alpd.errors import ThreadContextTampered, ThreadExecutionBindingMismatch
 from alpd.services.runs.rows import verified_policy
+from alpd.store.runs import execution_record
 from alpd.store.steps import load_steps
 
 _checkpoint_decoder = msgspec.json.Decoder(Checkpoint)
@@ -238,7 +239,7 @@ async def check_roots(
         roots = list(await cur.fetchall())
     marks = []
     for root in roots:
-        binding = verified_policy(root).binding
+        binding = verified_policy(execution_record(root)).binding
         if binding is None or binding.id != thread_id:
             raise ThreadExecutionBindingMismatch(
                 f"root {root['id']} of thread {thread_id} is not bound to it",

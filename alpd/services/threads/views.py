@@ -10,12 +10,13 @@ from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
 from alpd.services.history.summary import history_level, thread_history
 from alpd.services.runs.executions import Executions
-from alpd.services.runs.rows import execution_from_row
+from alpd.services.runs.rows import execution_from_record
 from alpd.services.threads.lifecycle import check_owner, load_thread_row
 from alpd.services.threads.snapshots import load_chain, load_compactions, load_snapshot
 from alpd.services.threads.steering import thread_steps
 from alpd.store.conversation.handoffs import thread_handoffs
 from alpd.store.conversation.reports import recent_reports
+from alpd.store.runs import execution_record
 from protocol import messages as m
 
 __all__ = ["context", "history_level", "show"]
@@ -58,7 +59,7 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
         "SELECT * FROM executions WHERE thread_id = ? ORDER BY is_root DESC, sequence, created_at",
         (params.thread_id,),
     )
-    roots = [execution_from_row(r) for r in rows if r["is_root"]]
+    roots = [execution_from_record(execution_record(r)) for r in rows if r["is_root"]]
     children = sum(1 for r in rows if not r["is_root"])
     ctx = await context(ex, caller, m.ContextParams(thread_id=params.thread_id))
     thread = await ex.threads.get(caller, params.thread_id)
