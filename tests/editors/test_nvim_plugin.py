@@ -1,12 +1,16 @@
 """The Neovim plugin (editors/nvim) in a real `nvim --headless` against a real alpd: the
-threads list, a thread view, search into the quickfix list, and a live update."""
+threads list, a thread view, search into the quickfix list, and a live update; line breaks in
+titles and pins, :AlpContinue and `c` in a real terminal, live updates across a daemon
+restart."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -109,3 +113,111 @@ def test_the_thread_view_shows_the_recap_when_there_is_one_and_falls_back_when_n
     ]
     assert "  ship the ledger" not in recap[gist : gist + 6]
     assert "Ledger: schema settled" in report["list"][2] and "plain" in report["list"][3]
+
+
+PIN = "first line of the pin\nsecond line of the pin"
+
+
+def test_line_breaks_continue_and_a_daemon_restart_in_the_nvim_plugin(
+    nvim: str, seeded: SeededDaemon, tmp_path: Path
+) -> None:
+    """Issue 21, point 17: a title and a pin with line breaks (which used to raise at every
+    redraw), :AlpContinue and `c` under the default setup (E475), and live updates that come
+    back by themselves after the daemon restarts."""
+    daemon, work = seeded.daemon, str(seeded.work)
+    daemon.call("thread/create", {"title": "two\nlines", "cwd": work})
+    pinned = daemon.cli(
+        "--title", "pins on two lines", "--runtime", "command", "--headless", "--wait", "--json",
+        "--", "sh", "-c", 'alp context pin decision -- "$(printf "%s\\n%s" "$0" "$1")"',
+        *PIN.split("\n"), cwd=work,
+    )  # fmt: skip
+    assert pinned.returncode == 0, (pinned.stdout, pinned.stderr)
+    pin_run = json.loads(pinned.stdout)
+    pin_thread, pin_execution = pin_run["thread"]["id"], pin_run["execution"]["id"]
+
+    report_path, steps = tmp_path / "report.json", tmp_path / "steps"
+    steps.mkdir()
+    env = {
+        **daemon.env,
+        # the default setup: `alp` is whatever PATH finds, as for a user (this venv's)
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "ALP_NVIM_REPORT": str(report_path),
+        "ALP_NVIM_STEPS": str(steps),
+        "ALP_NVIM_THREAD": seeded.thread_id,
+        "ALP_NVIM_PIN_THREAD": pin_thread,
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+
+    actions: dict[str, Callable[[], object]] = {
+        "title-event": lambda: daemon.call(
+            "thread/create", {"title": "made\nwhile watching", "cwd": work}
+        ),
+        "restart": daemon.restart,
+        "after-restart": lambda: daemon.call(
+            "thread/create", {"title": "after the restart", "cwd": work}
+        ),
+    }
+    check = REPO / "tests" / "editors" / "nvim_live_check.lua"
+    argv = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={NVIM_PLUGIN}"]
+    argv += ["--cmd", "runtime plugin/alp.lua", "-c", f"luafile {check}"]
+    stderr_path = tmp_path / "nvim.stderr"
+    with stderr_path.open("wb") as stderr:
+        process = subprocess.Popen(
+            argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )  # fmt: skip
+        try:
+            for name, action in actions.items():
+                deadline = time.monotonic() + 180
+                while not (steps / f"want-{name}").exists() and process.poll() is None:
+                    assert time.monotonic() < deadline, f"nvim never asked for step {name}"
+                    time.sleep(0.05)
+                if process.poll() is not None:
+                    break  # it failed before this step: its report says why
+                action()
+                (steps / f"done-{name}").write_text("done")
+            process.wait(timeout=180)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    report = json.loads(report_path.read_text())
+    errors = stderr_path.read_text(errors="replace")
+    assert report["ok"], (report.get("error"), errors)
+
+    # the title with a line break: one line of the list, the break shown as ⏎
+    listing = report["list"]
+    assert any("two ⏎ lines" in line for line in listing), listing
+    # the multi-line pin: each of its lines, the source on the first
+    show = report["show"]
+    assert f"    - first line of the pin  [{pin_execution}]" in show, show
+    assert "      second line of the pin" in show, show
+    # an event about a thread whose title has a line break redraws the list, quietly
+    assert report["live_title"], report["list_after_event"]
+
+    # :AlpContinue ran `alp thread continue` in a terminal, which made a second root
+    assert report["termopen"][0] == [
+        "alp", "thread", "continue", seeded.thread_id, "--runtime", "command", "--",
+        "echo", "continued-from-nvim",
+    ]  # fmt: skip
+    assert report["continue"]["status"] == 0 and report["continue"]["seen"], report["continue"]
+    roots = daemon.call("thread/show", {"threadId": seeded.thread_id})["roots"]  # type: ignore[index]
+    assert len(roots) == 2 and roots[1]["outcome"] == "completed", roots
+    # `c` on the list opened a terminal running `alp thread continue ID` (no E475)
+    assert report["c_is_terminal"], report
+    assert report["termopen"][1] == ["alp", "thread", "continue", seeded.thread_id]
+    assert report["c"]["seen"], report["c"]
+
+    # after the restart: reconnected, resubscribed, and an event shows up by itself
+    assert report["following_before"] and report["reconnected"], report["notifications"]
+    assert report["live_after_restart"], report["list_after_restart"]
+    assert report["last_event_title"] == "after the restart"
+    messages = [n["msg"] for n in report["notifications"]]
+    lost = [m for m in messages if m.startswith("alp: lost the daemon")]
+    back = [m for m in messages if m.startswith("alp: reconnected")]
+    assert len(lost) == 1 and len(back) == 1, messages
+    # and nothing else was said: no error at any event, no E475
+    assert len(messages) == 2, messages
+    assert "Error" not in errors and "E475" not in errors, errors
+    assert "E475" not in report["errmsg"]

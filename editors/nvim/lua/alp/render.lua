@@ -8,10 +8,42 @@ local function value(x)
   return x
 end
 
+--- Text from the daemon on one buffer line: a line break (a buffer line cannot hold one)
+--- shows as ⏎, other control characters as a space. Anything not a string is tostring'd.
+function M.oneline(text)
+  text = tostring(text)
+  text = text:gsub("\r\n", "\n"):gsub("\n", " ⏎ "):gsub("[%c]", " ")
+  return text
+end
+
+--- Text from the daemon over as many buffer lines as it has (CR LF, CR and LF all break),
+--- each cleaned of other control characters.
+function M.lines(text)
+  text = tostring(text):gsub("\r\n?", "\n")
+  local out = {}
+  for _, line in ipairs(vim.split(text, "\n", { plain = true })) do
+    local clean = line:gsub("[%c]", " ")
+    table.insert(out, clean)
+  end
+  return out
+end
+
+--- `first` on one line, the rest of `text`'s lines under it indented by `indent` spaces.
+local function block(lines, first_prefix, indent, text, suffix)
+  local parts = M.lines(text)
+  for i, part in ipairs(parts) do
+    local line = (i == 1 and first_prefix or (" "):rep(indent)) .. part
+    if i == 1 and suffix then
+      line = line .. suffix
+    end
+    table.insert(lines, line)
+  end
+end
+
 --- What a thread is called: its recap's headline (kept by alpd's recap model, when there is
 --- one: `thread/list` gives it on the thread, `thread/show` in `recap`), else its title.
 function M.headline(thread, recap)
-  return value(thread.headline) or (recap and value(recap.headline)) or value(thread.title) or "(untitled)"
+  return M.oneline(value(thread.headline) or (recap and value(recap.headline)) or value(thread.title) or "(untitled)")
 end
 
 --- One line per thread: a busy marker, the headline, status, revision and id.
@@ -26,7 +58,13 @@ function M.thread_list(threads, workspace)
     local busy = value(thread.busyRoot) and "●" or " "
     table.insert(
       lines,
-      ("%s %-40s %-8s rev %-3d %s"):format(busy, M.headline(thread), thread.status, thread.revision, thread.id)
+      ("%s %-40s %-8s rev %-3d %s"):format(
+        busy,
+        M.headline(thread),
+        M.oneline(thread.status),
+        thread.revision,
+        M.oneline(thread.id)
+      )
     )
     table.insert(ids, thread.id)
   end
@@ -55,7 +93,9 @@ local function context_lines(snapshot)
     if entries ~= nil and #entries > 0 then
       table.insert(lines, "  " .. section[2] .. ":")
       for _, line in ipairs(entries) do
-        table.insert(lines, ("    - %s  [%s]"):format(line.text, value(line.sourceExecutionId) or "?"))
+        -- a multi-line pin: its first line carries the source, the others are indented under it
+        local source = ("  [%s]"):format(M.oneline(value(line.sourceExecutionId) or "?"))
+        block(lines, "    - ", 6, value(line.text) or "", source)
       end
     end
   end
@@ -67,13 +107,13 @@ end
 
 local function root_line(root)
   return ("  #%-3s %-7s %-12s %-11s %-11s %s  %s"):format(
-    tostring(value(root.sequence) or "?"),
-    root.runtime,
-    root.agent,
-    root.kind,
-    value(root.outcome) or root.status,
-    value(root.startedAt) or root.createdAt,
-    root.id
+    M.oneline(value(root.sequence) or "?"),
+    M.oneline(root.runtime),
+    M.oneline(root.agent),
+    M.oneline(root.kind),
+    M.oneline(value(root.outcome) or root.status),
+    M.oneline(value(root.startedAt) or root.createdAt),
+    M.oneline(root.id)
   )
 end
 
@@ -87,14 +127,14 @@ local function gist_lines(show)
     table.insert(lines, ("Gist (recap of context rev %s; derived, not authority)"):format(
       tostring(value(recap.sourceRevision) or "?")
     ))
-    for _, line in ipairs(vim.split(gist, "\n", { plain = true })) do
+    for _, line in ipairs(M.lines(gist)) do
       table.insert(lines, "  " .. line)
     end
     local tasks = value(recap.openTasks) or {}
     if #tasks > 0 then
       table.insert(lines, "  Open tasks:")
       for _, task in ipairs(tasks) do
-        table.insert(lines, "    - " .. task)
+        block(lines, "    - ", 6, task)
       end
     end
     return lines
@@ -102,9 +142,9 @@ local function gist_lines(show)
   table.insert(lines, "Gist")
   local objective = value(show.context.snapshot.objective)
   local last = show.roots[#show.roots]
-  table.insert(lines, "  " .. ((objective and objective.text) or "(no objective pinned)"))
+  block(lines, "  ", 2, (objective and value(objective.text)) or "(no objective pinned)")
   if last and value(last.summary) then
-    table.insert(lines, "  last run: " .. last.summary)
+    block(lines, "  last run: ", 4, last.summary)
   end
   return lines
 end
@@ -113,16 +153,16 @@ end
 function M.thread_view(show)
   local thread, context = show.thread, show.context
   local lines = {
-    ("%s  %s"):format(M.headline(thread, value(show.recap)), thread.id),
+    ("%s  %s"):format(M.headline(thread, value(show.recap)), M.oneline(thread.id)),
     ("status %s   revision %d   context rev %d   workspace %s"):format(
-      thread.status,
+      M.oneline(thread.status),
       thread.revision,
       context.revision,
-      thread.workspace
+      M.oneline(thread.workspace)
     ),
   }
   if value(thread.busyRoot) then
-    table.insert(lines, "● running " .. thread.busyRoot)
+    table.insert(lines, "● running " .. M.oneline(thread.busyRoot))
   end
   table.insert(lines, "")
   vim.list_extend(lines, gist_lines(show))
@@ -132,10 +172,10 @@ function M.thread_view(show)
     table.insert(lines, root_line(root))
   end
   table.insert(lines, "")
-  table.insert(lines, ("Context rev %d  %s"):format(context.revision, context.digest))
+  table.insert(lines, ("Context rev %d  %s"):format(context.revision, M.oneline(context.digest)))
   vim.list_extend(lines, context_lines(context.snapshot))
   table.insert(lines, "")
-  table.insert(lines, ("History: %s, %d entries"):format(show.history.level, show.history.entries or 0))
+  table.insert(lines, ("History: %s, %d entries"):format(M.oneline(show.history.level), value(show.history.entries) or 0))
   return lines
 end
 
@@ -144,12 +184,12 @@ function M.search_items(result)
   local items = {}
   for _, hit in ipairs(result.hits) do
     local thread = value(hit.threadId)
-    local label = value(hit.threadTitle) or thread or "legacy session"
+    local label = M.oneline(value(hit.threadTitle) or thread or "legacy session")
     local where = value(hit.sequence) and (" #" .. hit.sequence) or ""
     table.insert(items, {
       filename = thread and ("alp://thread/" .. thread) or nil,
       lnum = 1,
-      text = ("[%s%s %s] %s"):format(label, where, value(hit.role) or hit.source, hit.snippet:gsub("\n", " ")),
+      text = ("[%s%s %s] %s"):format(label, where, M.oneline(value(hit.role) or hit.source), M.oneline(hit.snippet)),
       valid = thread ~= nil,
     })
   end

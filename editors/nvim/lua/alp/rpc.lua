@@ -40,7 +40,33 @@ end
 local Client = {}
 Client.__index = Client
 
+local function unreachable(path, failure)
+  return ("no daemon answers on %s (%s); start it with: alpd --socket %s"):format(path, failure, path)
+end
+
+local function wrap(path, pipe, opts)
+  local self = setmetatable({
+    path = path,
+    pipe = pipe,
+    next_id = 1,
+    pending = {},
+    buffer = "",
+    closed = false,
+    on_notification = opts.on_notification,
+    on_close = opts.on_close,
+  }, Client)
+  pipe:read_start(function(err, chunk)
+    vim.schedule(function()
+      self:_receive(err, chunk)
+    end)
+  end)
+  return self
+end
+
 --- Connect (waiting at most `timeout` ms). Returns a client, or nil and a message.
+--- `opts.on_notification(method, params)` gets notifications; `opts.on_close(reason)` runs
+--- once when the connection ends (the daemon went away, or `close` was called), with the
+--- client as its second argument.
 function M.connect(path, opts)
   opts = opts or {}
   path = path or M.socket_path()
@@ -58,27 +84,53 @@ function M.connect(path, opts)
   end, 5)
   if not done or failure then
     pipe:close()
-    return nil, ("no daemon answers on %s (%s); start it with: alpd --socket %s"):format(
-      path,
-      failure or "timed out",
-      path
-    )
+    return nil, unreachable(path, failure or "timed out")
   end
-  local self = setmetatable({
-    path = path,
-    pipe = pipe,
-    next_id = 1,
-    pending = {},
-    buffer = "",
-    closed = false,
-    on_notification = opts.on_notification,
-  }, Client)
-  pipe:read_start(function(err, chunk)
+  return wrap(path, pipe, opts)
+end
+
+--- Connect without waiting: `callback(client)` or `callback(nil, message)` runs later on the
+--- main loop (so a reconnect never blocks editing).
+function M.connect_async(path, opts, callback)
+  opts = opts or {}
+  path = path or M.socket_path()
+  local refused = check_owner(path)
+  if refused then
     vim.schedule(function()
-      self:_receive(err, chunk)
+      callback(nil, refused)
     end)
+    return
+  end
+  local pipe = uv.new_pipe(false)
+  local finished = false
+  local timer = uv.new_timer()
+  local function finish(client, err)
+    if finished then
+      return
+    end
+    finished = true
+    timer:stop()
+    timer:close()
+    vim.schedule(function()
+      callback(client, err)
+    end)
+  end
+  timer:start(opts.timeout or 5000, 0, function()
+    if not pipe:is_closing() then
+      pipe:close()
+    end
+    finish(nil, unreachable(path, "timed out"))
   end)
-  return self
+  pipe:connect(path, function(err)
+    if err then
+      if not pipe:is_closing() then
+        pipe:close()
+      end
+      finish(nil, unreachable(path, err))
+    else
+      finish(wrap(path, pipe, opts), nil)
+    end
+  end)
 end
 
 function Client:_receive(err, chunk)
@@ -158,6 +210,9 @@ function Client:close(reason)
   end
   if not self.pipe:is_closing() then
     self.pipe:close()
+  end
+  if self.on_close then
+    self.on_close(self.closed, self)
   end
 end
 
