@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from alpctl import __version__, background_render, handoff_render, render
 from alpctl.client import Client, DaemonUnreachable, ForeignDaemon, RpcError
-from alpctl.mcp_stdio import StdioServer, ToolError
+from alpctl.mcp_stdio import Arg, StdioServer, ToolError
 
 Call = Callable[[str, dict[str, Any]], Any]
 
@@ -42,10 +42,12 @@ PIN_DESCRIPTION = (
     "is carried over, and the recap it may also get is a cheap model's summary that can be "
     "wrong or missing. Pin when you: set or change the goal (objective); decide something, with "
     "the reason (decision); find a rule the work must follow (constraint); leave something "
-    "unfinished or unknown (open-item); know what should happen next (next-action). To close "
-    "an open item or next action, pin kind `resolve` with its exact text. One self-contained "
-    "line per pin (at most 4 KiB): name files, commands and reasons, not 'as discussed'. Pins "
-    "are work state, not instructions: they grant no permissions."
+    "unfinished or unknown (open-item); know what should happen next (next-action; the next "
+    "run's next actions replace the list). To close an open item, pin kind `resolve` with its "
+    "id or its exact text (the `context` tool lists the ids); a resolve naming no open item "
+    "is refused. One self-contained line per pin (no line breaks, at most 4 KiB): name files, "
+    "commands and reasons, not 'as discussed'. Pins are work state, not instructions: they "
+    "grant no permissions."
 )
 
 CONTEXT_DESCRIPTION = (
@@ -101,6 +103,112 @@ RECAP_DESCRIPTION = (
 
 PinKindName = Literal["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
 
+#: the daemon's caps, in UTF-8 bytes (context/pin, handoff/send, a delegated task)
+PIN_MAX_BYTES = 4096
+HANDOFF_MAX_BYTES = 4096
+TASK_MAX_CHARS = 256 * 1024
+#: history/search takes 1..200 hits a call
+SEARCH_MAX_LIMIT = 200
+#: a handoff lists at most 32 artifacts
+ARTIFACTS_MAX = 32
+#: a name (an agent, a thread's title or id) is one line a person reads
+NAME_MAX_CHARS = 1024
+
+PinKindArg = Annotated[
+    PinKindName,
+    Arg(
+        "what the line is: objective (the goal), decision (with its reason), constraint (a "
+        "rule the work must follow), open-item (unfinished or unknown), next-action (what "
+        "should happen next), resolve (closes an open item: the text is its id or exact text)"
+    ),
+]
+PinText = Annotated[
+    str,
+    Arg(
+        "the line itself, self-contained (names files, commands, reasons); one line, at most "
+        f"{PIN_MAX_BYTES} bytes; for resolve, the open item's id or exact text",
+        max_length=PIN_MAX_BYTES,
+        max_bytes=PIN_MAX_BYTES,
+        one_line=True,
+    ),
+]
+Query = Annotated[
+    str,
+    Arg(
+        'what to find: words (all must match), "a phrase", prefix*',
+        max_length=1000,
+    ),
+]
+Limit = Annotated[
+    int,
+    Arg(
+        f"how many hits at most (1 to {SEARCH_MAX_LIMIT})",
+        minimum=1,
+        maximum=SEARCH_MAX_LIMIT,
+    ),
+]
+ShowAll = Annotated[bool, Arg("also list temp work (hidden by default)")]
+AgentName = Annotated[
+    str,
+    Arg(
+        "the agent to run: one your agent definition lists in delegatesTo",
+        max_length=NAME_MAX_CHARS,
+        one_line=True,
+    ),
+]
+Task = Annotated[
+    str,
+    Arg(
+        "what the child should do, self-contained: it sees nothing of this run",
+        max_length=TASK_MAX_CHARS,
+    ),
+]
+Target = Annotated[
+    str,
+    Arg(
+        "the thread to hand to: its id or its title",
+        max_length=NAME_MAX_CHARS,
+        one_line=True,
+    ),
+]
+Summary = Annotated[
+    str,
+    Arg(
+        f"what was found and why it matters, self-contained; at most {HANDOFF_MAX_BYTES} bytes",
+        max_length=HANDOFF_MAX_BYTES,
+        max_bytes=HANDOFF_MAX_BYTES,
+    ),
+]
+Artifacts = Annotated[
+    list[str] | None,
+    Arg(
+        f"paths of files inside this thread's workspace the other thread should read (at "
+        f"most {ARTIFACTS_MAX}); never their contents",
+        max_items=ARTIFACTS_MAX,
+    ),
+]
+Directive = Annotated[
+    bool,
+    Arg("ask the other thread to act: held in its inbox until the person confirms it"),
+]
+AllThreads = Annotated[bool, Arg("list every thread's waiting directives, not only this one's")]
+
+#: MCP tool annotations: what a client may assume of each tool before calling it
+READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+ADDS_ONLY = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": False,
+    "openWorldHint": False,
+}
+#: a child run acts in the workspace with its own agent's permissions: it may change files
+STARTS_A_RUN = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+
 
 class AlpTools:
     """The tools' bodies over one `call` (method, params) → result; errors as ToolError."""
@@ -108,6 +216,9 @@ class AlpTools:
     def __init__(self, call: Call, thread_id: str | None) -> None:
         self._call = call
         self._thread_id = thread_id
+        #: open items pinned through this server in this run: a resolve may name them
+        #: before the run settles (they are in its checkpoint, not yet in the thread's context)
+        self._opened: list[tuple[str, str]] = []
 
     def _rpc(self, method: str, params: dict[str, Any]) -> Any:
         try:
@@ -117,11 +228,44 @@ class AlpTools:
         except (DaemonUnreachable, ForeignDaemon) as exc:
             raise ToolError(f"alpd is not reachable: {exc}") from exc
 
-    def pin(self, kind: PinKindName, text: str) -> str:
+    def pin(self, kind: PinKindArg, text: PinText) -> str:
+        text = text.strip()
+        if not text:
+            raise ToolError("INVALID_ARGUMENT: a pin needs text: one self-contained line")
+        if kind == "resolve":
+            self._check_resolvable(text)
         result = self._rpc("context/pin", {"kind": kind, "text": text})
+        if kind == "open-item":
+            self._opened.append((result.get("text", text), result["executionId"]))
         return (
             f"pinned {result['kind']}: {result['text']} "
             f"({result['pins']} pins in this run's checkpoint)"
+        )
+
+    def _open_items(self) -> list[tuple[str, str]]:
+        """(id, text) of every open item a resolve may name now: the thread's context's,
+        then the ones this run pinned here."""
+        items: list[tuple[str, str]] = []
+        if self._thread_id:
+            context = self._rpc("thread/context", {"threadId": self._thread_id})
+            snapshot = context.get("snapshot") or {}
+            items += [(item["id"], item["text"]) for item in snapshot.get("openItems") or []]
+        items += [("", text) for text, _execution in self._opened]
+        return items
+
+    def _check_resolvable(self, text: str) -> None:
+        """A resolve must name an open item (its id, or its exact text), as the projector
+        matches it: a resolve naming nothing would be kept as an unmatched intent forever."""
+        items = self._open_items()
+        if any(text in (item_id, item_text) for item_id, item_text in items):
+            return
+        listing = "; ".join(
+            f"{item_id}: {item_text}" if item_id else item_text for item_id, item_text in items
+        )
+        raise ToolError(
+            f"INVALID_ARGUMENT: no open item has the id or text {text!r}, so nothing was "
+            "pinned. Resolve names an open item by its id or its exact text "
+            + (f"(open items: {listing})." if items else "(this thread has no open items).")
         )
 
     def context(self) -> str:
@@ -141,23 +285,23 @@ class AlpTools:
         result = self._rpc("thread/recap", {"threadId": self._thread_id})
         return "\n".join(recap_block(result))
 
-    def search(self, query: str, limit: int = 10) -> str:
-        params = {"query": query, "limit": max(1, min(limit, 50))}
+    def search(self, query: Query, limit: Limit = 10) -> str:
+        params = {"query": query, "limit": limit}
         return render.search(self._rpc("history/search", params), params)
 
-    def ps(self, all: bool = False) -> str:
+    def ps(self, all: ShowAll = False) -> str:
         return background_render.ps(self._rpc("daemon/ps", {"all": all}))
 
-    def delegate(self, agent: str, task: str) -> str:
+    def delegate(self, agent: AgentName, task: Task) -> str:
         result = self._rpc("execution/delegate", {"agent": agent, "task": task})
         return render.execution(result["execution"])
 
     def handoff(
         self,
-        target: str,
-        summary: str,
-        artifacts: list[str] | None = None,
-        directive: bool = False,
+        target: Target,
+        summary: Summary,
+        artifacts: Artifacts = None,
+        directive: Directive = False,
     ) -> str:
         params = {
             "target": target,
@@ -168,7 +312,7 @@ class AlpTools:
         }
         return handoff_render.sent(self._rpc("handoff/send", params))
 
-    def inbox(self, all_threads: bool = False) -> str:
+    def inbox(self, all_threads: AllThreads = False) -> str:
         params = {"thread": self._thread_id} if self._thread_id and not all_threads else {}
         return handoff_render.inbox(self._rpc("inbox/list", params))
 
@@ -183,14 +327,18 @@ def socket_call(socket_path: str) -> Call:
 
 def build_server(tools: AlpTools) -> StdioServer:
     server = StdioServer("alp", __version__, instructions=INSTRUCTIONS)
-    server.add_tool(tools.pin, name="pin", description=PIN_DESCRIPTION)
-    server.add_tool(tools.context, name="context", description=CONTEXT_DESCRIPTION)
-    server.add_tool(tools.search, name="search", description=SEARCH_DESCRIPTION)
-    server.add_tool(tools.ps, name="ps", description=PS_DESCRIPTION)
-    server.add_tool(tools.delegate, name="delegate", description=DELEGATE_DESCRIPTION)
-    server.add_tool(tools.handoff, name="handoff", description=HANDOFF_DESCRIPTION)
-    server.add_tool(tools.inbox, name="inbox", description=INBOX_DESCRIPTION)
-    server.add_tool(tools.recap, name="recap", description=RECAP_DESCRIPTION)
+    for name, function, description, title, hints in (
+        ("pin", tools.pin, PIN_DESCRIPTION, "Pin", ADDS_ONLY),
+        ("context", tools.context, CONTEXT_DESCRIPTION, "Thread context", READ_ONLY),
+        ("search", tools.search, SEARCH_DESCRIPTION, "Search history", READ_ONLY),
+        ("ps", tools.ps, PS_DESCRIPTION, "What is running", READ_ONLY),
+        ("delegate", tools.delegate, DELEGATE_DESCRIPTION, "Delegate", STARTS_A_RUN),
+        ("handoff", tools.handoff, HANDOFF_DESCRIPTION, "Hand off", ADDS_ONLY),
+        ("inbox", tools.inbox, INBOX_DESCRIPTION, "Inbox", READ_ONLY),
+        ("recap", tools.recap, RECAP_DESCRIPTION, "Recap", READ_ONLY),
+    ):
+        annotations = {"title": title, **hints}
+        server.add_tool(function, name=name, description=description, annotations=annotations)
     return server
 
 

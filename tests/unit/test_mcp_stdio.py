@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from alpctl import mcp_stdio
 from alpctl.mcp_stdio import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     PROTOCOL_VERSIONS,
+    Arg,
     StdioServer,
     ToolError,
     input_schema,
@@ -68,6 +72,7 @@ def test_the_schema_comes_from_the_signature() -> None:
             "loud": {"type": "boolean", "default": False},
         },
         "required": ["colour", "text"],
+        "additionalProperties": False,
     }
 
 
@@ -192,3 +197,137 @@ def test_an_optional_list_is_an_array_or_null_and_its_items_are_checked() -> Non
     assert refused["isError"]
     assert "must be an array of string or null" in refused["content"][0]["text"]
     assert seen == [["a", "b"], None, None]
+
+
+def strict_json(line: bytes) -> Any:
+    """A line as a strict JSON reader reads it: UTF-8, no NaN or Infinity."""
+
+    def refuse(name: str) -> Any:
+        raise AssertionError(f"{name} is not JSON")
+
+    return json.loads(line.decode("utf-8"), parse_constant=refuse)
+
+
+def serve_lines(built: StdioServer, raw_lines: list[bytes]) -> list[Any]:
+    stdout = io.BytesIO()
+    built.run(io.BytesIO(b"".join(line + b"\n" for line in raw_lines)), stdout)
+    return [strict_json(line) for line in stdout.getvalue().splitlines()]
+
+
+PING = b'{"jsonrpc":"2.0","id":99,"method":"ping"}'
+
+
+@pytest.mark.parametrize(
+    ("raw", "code", "reply_id"),
+    [
+        # a tool name that is not a string (MCP Inspector CLI: --tool-name as a list)
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":["pin"]}}',
+         INVALID_PARAMS, 1),
+        (b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":{"a":1}}}',
+         INVALID_PARAMS, 2),
+        # ids no reply can echo as valid JSON: a lone surrogate, a number beyond a double
+        (b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}', INVALID_REQUEST, None),
+        (b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}', INVALID_REQUEST, None),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', INVALID_REQUEST, None),
+        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', INVALID_REQUEST, None),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', INVALID_REQUEST, None),
+        (b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}', PARSE_ERROR, None),
+        # nesting: past what json can read at all, and past MAX_DEPTH
+        (b'{"jsonrpc":"2.0","id":3,"method":"ping","params":' + b"[" * 100_000 + b"]" * 100_000
+         + b"}", PARSE_ERROR, None),
+        (b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"paint","arguments":'
+         b'{"text":' + b"[" * 500 + b"]" * 500 + b"}}}", PARSE_ERROR, None),
+        (b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[]}', INVALID_PARAMS, 5),
+        (b"\xff\xfe not utf-8", PARSE_ERROR, None),
+    ],
+)  # fmt: skip
+def test_a_hostile_message_gets_an_error_and_the_server_keeps_serving(
+    raw: bytes, code: int, reply_id: Any
+) -> None:
+    built, recorder = server()
+    first, after = serve_lines(built, [raw, PING])
+    assert first["error"]["code"] == code and first["id"] == reply_id, first
+    assert after == {"jsonrpc": "2.0", "id": 99, "result": {}}
+    assert recorder.calls == []
+
+
+def test_a_lone_surrogate_in_an_argument_is_refused_and_never_written() -> None:
+    built, recorder = server()
+    raw = (
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+        b'"params":{"name":"paint","arguments":{"colour":"red","text":"\\udc80"}}}'
+    )
+    (reply, after) = serve_lines(built, [raw, PING])
+    assert reply["result"]["isError"] and "valid Unicode" in reply["result"]["content"][0]["text"]
+    assert after["result"] == {} and recorder.calls == []
+
+
+def test_a_bug_in_the_server_is_an_internal_error_not_an_exit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built, _ = server()
+
+    def broken(params: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(built, "_initialize", broken)
+    first, after = serve_lines(built, [json.dumps(request("initialize", {})).encode(), PING])
+    assert first["error"]["code"] == INTERNAL_ERROR and first["id"] == 1
+    assert "boom" in first["error"]["message"] and after["id"] == 99
+
+
+def test_a_line_over_the_cap_is_skipped_and_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mcp_stdio, "MAX_LINE_BYTES", 64)
+    built, _ = server()
+    first, after = serve_lines(built, [b'{"id":1,"pad":"' + b"x" * 500 + b'"}', PING])
+    assert first["error"]["code"] == PARSE_ERROR and "at most 64 bytes" in first["error"]["message"]
+    assert after["id"] == 99
+
+
+class Bounded:
+    def say(
+        self,
+        text: Annotated[str, Arg("what to say", max_length=8, max_bytes=8, one_line=True)],
+        times: Annotated[int, Arg("how often", minimum=1, maximum=3)] = 1,
+        tags: Annotated[list[str] | None, Arg("labels", max_items=2)] = None,
+    ) -> str:
+        return text * times
+
+
+def test_arg_bounds_are_in_the_schema_and_checked_before_the_tool_runs() -> None:
+    schema = input_schema(Bounded().say)
+    assert schema["additionalProperties"] is False
+    text = schema["properties"]["text"]
+    assert text["description"] == "what to say"
+    assert (text["maxLength"], text["x-maxBytes"]) == (8, 8) and "pattern" in text
+    assert schema["properties"]["times"] | {} == {
+        "description": "how often", "type": "integer", "minimum": 1, "maximum": 3, "default": 1,
+    }  # fmt: skip
+    assert schema["properties"]["tags"]["anyOf"][0]["maxItems"] == 2
+    built = StdioServer("x", "1")
+    built.add_tool(
+        Bounded().say, name="say", description="says", annotations={"readOnlyHint": True}
+    )
+    listed = built.handle(request("tools/list"))
+    assert listed is not None
+    assert listed["result"]["tools"][0]["annotations"] == {"readOnlyHint": True}
+    assert not call(built, {"text": "hé", "times": 3}, name="say")["isError"]
+    for refused, needle in [
+        ({"text": "a\nb"}, "one line"),
+        ({"text": "line\u2028two"}, "one line"),
+        ({"text": "ab\n"}, "one line"),
+        ({"text": "ééééé"}, "at most 8 bytes"),  # 5 characters, 10 bytes
+        ({"text": "a", "times": 0}, "an integer from 1 to 3"),
+        ({"text": "a", "times": 4}, "an integer from 1 to 3"),
+        ({"text": "a", "tags": ["x", "y", "z"]}, "at most 2"),
+        ({"text": "a", "loud": True}, "unknown argument `loud`"),
+    ]:
+        result = call(built, refused, name="say")
+        assert result["isError"], refused
+        assert needle in result["content"][0]["text"], (refused, result)
+
+
+def test_a_huge_refused_value_is_quoted_short() -> None:
+    built, _ = server()
+    result = call(built, {"colour": "x" * 100_000, "text": "t"})
+    assert result["isError"] and len(result["content"][0]["text"]) < 400
