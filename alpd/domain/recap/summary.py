@@ -118,11 +118,19 @@ def build_summary_input(
         lines.append(line)
         budget -= len(line) + 1
     omitted = len(entries) - len(lines)
-    body = ([f"({omitted} older entries left out)"] if omitted else []) + lines[::-1]
+    # The marker takes room too: the oldest lines shown give way to it, never the newest.
+    while omitted and lines and len(_omitted_marker(omitted)) + 1 > budget:
+        budget += len(lines.pop()) + 1
+        omitted += 1
+    body = ([_omitted_marker(omitted)] if omitted else []) + lines[::-1]
     text = "\n".join(head + (body or ["(nothing new)"]))
     last = max((entry.id for entry in entries), default=None)
     return SummaryInput(text=text[:input_chars], entries=len(lines), omitted=omitted,
                         last_entry_id=last)  # fmt: skip
+
+
+def _omitted_marker(omitted: int) -> str:
+    return f"({omitted} older entries left out)"
 
 
 def entry_line(entry: RecapEntry) -> str:

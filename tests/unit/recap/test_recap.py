@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from alpd.domain.config_fields import ConfigError
@@ -58,6 +58,14 @@ def entry_lists(draw: st.DrawFn) -> list[RecapEntry]:
 
 @given(entries=entry_lists(), context=texts, chars=st.integers(2000, 40_000))
 @settings(max_examples=120, deadline=None)
+@example(  # the marker of left-out entries once pushed the newest line past the bound
+    entries=[
+        RecapEntry(id=n, sequence=s, role="user", kind="prompt", text="")
+        for n, s in ((1, 1), (2, 1), (3, 2))
+    ],
+    context="",
+    chars=3466,
+)
 def test_the_input_never_exceeds_its_bound_and_keeps_the_newest(
     entries: list[RecapEntry], context: str, chars: int
 ) -> None:
