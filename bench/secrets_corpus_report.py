@@ -191,6 +191,13 @@ ADVERSARIAL = {
     "':5432:' x 50 per line": (":5432:" * 50 + "\n") * 500,
     "'://a:' then '@' + 250 chars": ("://a:" + "@" + "b" * 250) * 500,
     "secret-name stems only": "password token secret key auth " * 5_000,
+    # A base64 prefix's literal in one run and in many short ones: decodes are capped.
+    "'Z2hwX' x 20k (one base64 run)": "Z2hwX" * 20_000,
+    "'Z2hwXaaa ' x 20k": "Z2hwXaaa " * 20_000,
+    "64 KiB of base64 lines, 2k END lines": ("QUFB" * 16 + "\n") * 1_000
+    + "-----END PRIVATE KEY-----\n" * 2_000,
+    "'x=1 \\' line continuations x 20k": "TOKEN=abc \\\n" * 20_000,
+    "'a\\' 'b' pairs x 20k": "a \\\nb\n" * 20_000,
 }
 
 

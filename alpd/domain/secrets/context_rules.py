@@ -4,8 +4,10 @@ Vendor tokens carry their own prefix (``alpd.domain.secrets.rules``); these do n
 rule here is anchored at the syntax that carries them:
 
 * **key blocks**: PEM/PGP/SSH2 private keys (to their END line or, cut short, the 8 KiB after
-  BEGIN), base64-wrapped PEM keys (a kubeconfig's ``client-key-data``: decoded far enough to
-  tell a key from a certificate), PuTTY ``.ppk`` private lines;
+  BEGIN; a block whose BEGIN line is gone is found from its END line by the engine,
+  ``alpd.domain.secrets.filter``), base64-wrapped PEM keys (a kubeconfig's
+  ``client-key-data``: decoded far enough to tell a key from a certificate), PuTTY ``.ppk``
+  private lines;
 * **URLs**: ``scheme://user:password@host`` (a password may hold ``/`` and ``@``: it runs to
   the last ``@`` before the host), signed-URL and token query parameters;
 * **headers**: ``Authorization: Bearer …``, ``PRIVATE-TOKEN:``, ``x-<vendor>-access-token:``;
@@ -25,7 +27,7 @@ import re
 
 from alpd.domain.secrets.rules import Rule, rule
 
-__all__ = ["CONTEXT_RULES", "command_value"]
+__all__ = ["CONTEXT_RULES", "PRIVATE_KEY_END", "command_value"]
 
 # One argument on a command line: quoted (to its closing quote) or bare (to whitespace or a
 # shell operator). The secret is whichever group matched.
@@ -66,6 +68,10 @@ def _command(kind: str, commands: tuple[str, ...], option: str, **extra: object)
     )
 
 
+# A private key block's END line (PEM, PGP, SSH2); ``alpd.domain.secrets.filter`` also reads
+# the base64 lines above one that has lost its BEGIN line (``tail -n 6 key.pem``).
+PRIVATE_KEY_END = r"-{4,5} ?END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+
 # What follows the ``@`` of a URL's credentials: a host that cannot be part of a password.
 _HOST_END = r"(?:[:/?#\s\"'<>;,)\]]|$)"
 _HOST = (
@@ -96,7 +102,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"-{4,5} ?BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}",
         "-----BEGIN",
         "---- BEGIN",
-        closing=r"-{4,5} ?END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}",
+        closing=PRIVATE_KEY_END,
         reach=65536,
         fallback=8192,
     ),
@@ -144,6 +150,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "api-key",
         "x-auth-token",
         folded=True,
+        check=command_value,  # not ``x-api-key: ${API_KEY:?missing}``
     ),
     rule(
         "token_header",
@@ -152,6 +159,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "-access-token",
         starts=range(len("x-a"), len("x-") + 33),
         folded=True,
+        check=command_value,
     ),
     # The password glued to ``-p`` (``-p PW`` would be a prompt, then a database name).
     _command(

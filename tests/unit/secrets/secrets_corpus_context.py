@@ -147,6 +147,144 @@ def _export(g: Gen) -> tuple[str, tuple[str, ...]]:
     return f"export GITHUB_TOKEN={token} && gh repo list", (token,)
 
 
+def _base64_inner(payload: bytes, lead: int, size: int) -> str:
+    """The base64 characters of ``payload`` that encode only its bytes ``lead:lead + size``."""
+    encoded = base64.b64encode(payload).decode()
+    return encoded[-(-lead // 3) * 4 : (lead + size) // 3 * 4]
+
+
+def _base64_github_token(g: Gen) -> tuple[str, tuple[str, ...]]:
+    # What precedes the token in the payload sets its offset in a 3-byte group (0, 1 or 2).
+    token = "ghp_" + g.s(ALNUM, 36)
+    lead = g.rng.choice(["", f"{g.word()}:", "x-access-token:", "\n"])
+    payload = f"{lead}{token}\n".encode()
+    encoded = base64.b64encode(payload).decode()
+    text = f"$ echo {encoded} | base64 -d > ~/.config/gh/token"
+    return text, (_base64_inner(payload, len(lead), len(token)),)
+
+
+def _base64_vendor_tokens(g: Gen) -> tuple[str, tuple[str, ...]]:
+    gitlab = f"glpat-{g.s(URLSAFE, 20)}".encode()
+    openai = ("sk-proj-" + g.s(URLSAFE, 74) + "T3BlbkFJ" + g.s(URLSAFE, 74)).encode()
+    slack = f"xoxb-{g.s(DIGITS, 12)}-{g.s(DIGITS, 13)}-{g.s(ALNUM, 24)}".encode()
+    text = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: ci\ndata:\n"
+        f"  gitlab: {base64.b64encode(gitlab).decode()}\n"
+        f"  openai: {base64.b64encode(openai).decode()}\n"
+        f"  slack: {base64.urlsafe_b64encode(slack).decode()}\n"
+    )
+    return text, tuple(
+        _base64_inner(raw, 0, len(raw)).replace("+", "-").replace("/", "_")
+        if raw is slack
+        else _base64_inner(raw, 0, len(raw))
+        for raw in (gitlab, openai, slack)
+    )
+
+
+_KEY_LABELS = ("PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY")
+
+
+def _private_key_tail(g: Gen) -> tuple[str, tuple[str, ...]]:
+    key, _ = pem(g, g.rng.choice(_KEY_LABELS), 1190)
+    rows = key.splitlines()[-6:]
+    return "$ tail -n 6 key.pem\n" + "\n".join(rows) + "\n$ ", tuple(rows[:-1])
+
+
+def _private_key_tail_json(g: Gen) -> tuple[str, tuple[str, ...]]:
+    # An output tail cut inside a service account's JSON: the key's body, escaped line
+    # breaks (``\\n``) and END line, without its BEGIN line.
+    block, body = pem(g, "PRIVATE KEY", 1216)
+    doc = {"private_key": block + "\n", "client_email": "ci@demo.iam.gserviceaccount.com"}
+    text = json.dumps(doc, indent=2)
+    cut = text[text.index(body[600:640]) :]
+    return f"$ tail -c {len(cut)} sa.json\n{cut}", (body[640:704], body[1024:1088], body[-30:])
+
+
+def _json_double_escaped(g: Gen) -> tuple[str, tuple[str, ...]]:
+    password = g.password()
+    key = g.s(ALNUM, 32)
+    inner = json.dumps({"db_password": password, "api_key": key}, separators=(",", ":"))
+    return json.dumps({"config": inner}, separators=(",", ":")), (password, key)
+
+
+def _json_triple_escaped(g: Gen) -> tuple[str, tuple[str, ...]]:
+    password = g.password()
+    inner = json.dumps({"password": password}, separators=(",", ":"))
+    middle = json.dumps({"config": inner}, separators=(",", ":"))
+    return json.dumps({"tool_input": middle}, separators=(",", ":")), (password,)
+
+
+def _dockerfile(g: Gen) -> tuple[str, tuple[str, ...]]:
+    arg, env, env_eq = g.s(ALNUM, 24), g.s(ALNUM, 32), g.password()
+    text = (
+        "FROM python:3.12-slim\n"
+        f"ARG PIP_INDEX_TOKEN={arg}\n"
+        f"ENV API_TOKEN {env}\n"
+        f"ENV DB_PASSWORD={env_eq} APP_ENV=prod\n"
+        "RUN pip install -r requirements.txt\n"
+    )
+    return text, (arg, env, env_eq)
+
+
+def _dockerfile_read(g: Gen) -> tuple[str, tuple[str, ...]]:
+    # A Dockerfile as a Read tool shows it: a line number and an arrow before each line.
+    token, secret = g.s(ALNUM, 40), g.s(URLSAFE, 30)
+    lines = ["FROM node:20", f"ENV NPM_AUTH_TOKEN {token}", f"ENV SESSION_SECRET {secret}"]
+    text = "\n".join(f"{n:6}\u2192{line}" for n, line in enumerate(lines, 1))
+    return text, (token, secret)
+
+
+def _aws_configure_set(g: Gen) -> tuple[str, tuple[str, ...]]:
+    key_id = "AKIA" + g.s("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+    secret = g.s(ALNUM + "+/", 40)
+    session = "IQoJb3JpZ2luX2Vj" + g.s(ALNUM + "+/", 120)
+    text = (
+        f"$ aws configure set aws_access_key_id {key_id}\n"
+        f"$ aws configure set aws_secret_access_key {secret}\n"
+        f"$ aws configure set aws_session_token {session} --profile ci\n"
+    )
+    return text, (key_id, secret, session)
+
+
+def _continued_assignment(g: Gen) -> tuple[str, tuple[str, ...]]:
+    first, second = g.s(ALNUM, 12), g.s(ALNUM, 12)
+    return f"$ export TOKEN={first}\\\n{second}\n$ ./deploy.sh", (first, second)
+
+
+def _continued_vendor_token(g: Gen) -> tuple[str, tuple[str, ...]]:
+    # The first part alone is a token (ghp_ and 20 characters); the second is found joined.
+    token = "ghp_" + g.s(ALNUM, 36)
+    text = (
+        "$ docker run --rm \\\n"
+        f"    -e GH={token[:24]}\\\n"
+        f"{token[24:]} \\\n"
+        "    ghcr.io/acme/tool:latest"
+    )
+    return text, (token[:24], token[24:])
+
+
+def _continued_command(g: Gen) -> tuple[str, tuple[str, ...]]:
+    # The command's name and its password option on different lines: one line to the shell.
+    password, other = g.password(), g.password()
+    text = (
+        f"$ mysql -h db.internal \\\n    -u {g.word()} -p'{password}' app < dump.sql\n"
+        f"$ docker login \\\n    -u {g.word()} \\\n    -p {other} \\\n    registry.example.com"
+    )
+    return text, (password, other)
+
+
+def _prose_secrets(g: Gen) -> tuple[str, tuple[str, ...]]:
+    key = g.s(ALNUM, 20) + g.s(DIGITS, 2) + g.s(ALNUM, 2)
+    password = g.password()
+    token = g.s(HEX, 40)
+    text = (
+        f"The staging api key is {key}.\n"
+        f"For prod the admin password is {password} until Friday.\n"
+        f"Here is my deploy token: `{token}`, it expires tomorrow."
+    )
+    return text, (key, password, token)
+
+
 CONTEXT_KINDS: dict[str, Make] = {
     "rsa_4096_private_key": _rsa_4096,
     "pgp_private_key_long": _pgp_block_long,
@@ -185,4 +323,17 @@ CONTEXT_KINDS: dict[str, Make] = {
     "sshpass_glued": _command("sshpass -p{p} scp backup.tar {u}@nas.example.com:/backups/"),
     "url_password_in_pip_conf": _pip_conf,
     "env_var_token_in_shell": _export,
+    "base64_wrapped_github_token": _base64_github_token,
+    "base64_wrapped_vendor_tokens": _base64_vendor_tokens,
+    "private_key_tail_without_begin": _private_key_tail,
+    "private_key_tail_in_json": _private_key_tail_json,
+    "json_double_escaped_secrets": _json_double_escaped,
+    "json_triple_escaped_password": _json_triple_escaped,
+    "dockerfile_env_and_arg": _dockerfile,
+    "dockerfile_env_in_read_output": _dockerfile_read,
+    "aws_configure_set": _aws_configure_set,
+    "assignment_split_by_continuation": _continued_assignment,
+    "token_split_by_continuation": _continued_vendor_token,
+    "command_split_by_continuation": _continued_command,
+    "secrets_named_in_prose": _prose_secrets,
 }

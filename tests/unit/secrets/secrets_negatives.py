@@ -35,6 +35,11 @@ NEGATIVES: dict[str, tuple[str, ...]] = {
         "if not password: raise ValueError('password required')",
         "token_count = len(tokens)",
         "env = dict(ANTHROPIC_AUTH_TOKEN=MODEL_API_KEY, BASE_URL=url)",
+        # Shell parameter expansion: the word after ``:?`` is the error message.
+        ': "${API_KEY:?missing}"',
+        'TOKEN="${GITHUB_TOKEN:?GITHUB_TOKEN is not set}"',
+        'curl -H "x-api-key: ${API_KEY:?missing}" https://api.example.com/v1',
+        '{"config":"{\\"password\\":\\"\\",\\"password_min_length\\":12}"}',
     ),
     "command_lines": (
         "mysql -u root -p app",
@@ -57,6 +62,10 @@ NEGATIVES: dict[str, tuple[str, ...]] = {
         "tool --password-file /run/secrets/db --token-ttl 3600",
         "openssl rsa -in key.pem -passin env:KEY_PASS -out plain.pem",
         "docker login -p is insecure, use --password-stdin",
+        "ARG NPM_TOKEN\nENV TOKEN_FILE=/run/secrets/token\nENV PASSWORD_MIN_LENGTH 12",
+        "ENV API_TOKEN $API_TOKEN\nENV GITHUB_TOKEN ${GITHUB_TOKEN}",
+        "aws configure set region eu-west-1\naws configure get aws_secret_access_key",
+        "docker run --rm \\\n  -e PASSWORD_FILE=/run/secrets/db \\\n  -v pg:/data \\\n  pg:16",
     ),
     "urls": (
         "https://host.example.com:8443/path?email=jane@example.com",
@@ -77,6 +86,8 @@ NEGATIVES: dict[str, tuple[str, ...]] = {
         "The machine learning model needs a password reset flow.",
         "machine api.example.com login bob password $NETRC_PASSWORD",
         "Private-Lines: none in this document",
+        'if line.strip() == "-----END RSA PRIVATE KEY-----":',
+        "```\n...\n-----END OPENSSH PRIVATE KEY-----\n```",
     ),
     "ids_hashes_and_base64": (
         "commit 3f9c2a6d1e8b7f4a5c0d9e2b1a7c6f5e4d3b2a19",
@@ -88,6 +99,8 @@ NEGATIVES: dict[str, tuple[str, ...]] = {
         "task-0123456789abcdef0123456789abcdef",
         "EAAB is the header of this blob",
         "API-VERSION: 2024-01-01",
+        "echo aGVsbG8gd29ybGQK | base64 -d",
+        "MIIBszCCAVmgAwIBAgIUQ0FBQ0FBQ0FBQ0FBQ0FBQ0FBQ0E=\n-----END CERTIFICATE-----",
     ),
     "prose": (
         "The password must be at least 8 characters long.",
@@ -98,5 +111,9 @@ NEGATIVES: dict[str, tuple[str, ...]] = {
         "The key is rotated every 90 days; the secret never leaves the vault.",
         '"""One pass: queued executions, running ones, then the rest."""',
         "# sent as Authorization: Bearer\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude",
+        "The API key is stored in the vault; the token is valid for 3600 seconds.",
+        "The secret key is rotated every 90 days, the password is checked at 2024-01-01T00:00",
+        "Your api key is shown once at https://console.example.com/keys/abc123def456",
+        "The token: it is in the keychain. The access token is a JWT signed with RS256.",
     ),
 }

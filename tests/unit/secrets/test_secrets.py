@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from secrets_negatives import NEGATIVES
 
 from alpd.domain.history.transcripts import output_tail, read_claude, read_codex
 from alpd.domain.secrets.filter import _RULES, REACH, _find, redact, redacted_tail
+from alpd.domain.secrets.rules import VENDOR_RULES
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "runtimes"
 SAMPLES = corpus(samples_per_kind=3)
@@ -233,11 +235,12 @@ def test_a_url_query_secret_is_found_whatever_the_case_of_its_name() -> None:
 @pytest.mark.parametrize("kind", ["rsa_4096_private_key", "pgp_private_key_long"])
 def test_a_key_whose_begin_line_is_before_the_tail_is_not_kept_in_it(kind: str) -> None:
     # `cat ~/.ssh/id_rsa` of a 4096-bit key prints 3.2 KiB: a 2 KiB tail holds only the
-    # body and END line; cut first, the filter would never see BEGIN and keep the body.
+    # body and END line; cut first, the filter never sees BEGIN. Only the END line rule
+    # (the base64 lines above an END line) finds it then; redacted first, BEGIN does.
     sample = next(s for s in SAMPLES if s.kind == kind)
     text = sample.text + "done\n"
-    cut_first = redact(text[-2048:]).text
-    assert any(secret in cut_first for secret in sample.secrets)  # what a cut-first filter kept
+    assert "BEGIN" not in text[-2048:]
+    assert redact(text[-2048:]).findings == ("private_key",)
     for tail in (redacted_tail(text, 2048), output_tail(text)):
         assert len(tail.encode()) <= 2048
         assert tail.endswith("done\n")
@@ -332,6 +335,13 @@ _PLANTINGS = (
     "{}:{}",
     "--token {} --password {}",
     "[{}]({})",
+    # The shapes of issue 21: a Dockerfile, the AWS CLI, escaped JSON, a sentence, a
+    # continued line.
+    "ENV API_TOKEN {}\nARG NPM_TOKEN={}",
+    "aws configure set aws_secret_access_key {}",
+    '{{"config":"{{\\"password\\":\\"{}\\"}}"}}',
+    "the staging api key is {}.",
+    "export TOKEN={}\\\n{}",
 )
 
 
@@ -355,3 +365,140 @@ def test_redacting_is_idempotent_and_lets_no_planted_secret_through(
     for sample in samples:
         for secret in sample.secrets:
             assert once.text.count(secret) <= bare.count(secret)
+
+
+# Issue 21, point 13: shapes the filter missed, each as the exact text redact returns.
+_GHP = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+_KEY_ROWS = (
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj",
+    "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu",
+    "q7dJ0fXn2mV8u4a1b5yH==",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            f"echo {base64.b64encode(_GHP.encode()).decode()} | base64 -d",
+            "echo [REDACTED:github_token] | base64 -d",
+        ),
+        (
+            "$ tail -n 4 key.pem\n" + "\n".join(_KEY_ROWS) + "\n-----END PRIVATE KEY-----\n$ ",
+            "$ tail -n 4 key.pem\n[REDACTED:private_key]\n$ ",
+        ),
+        (
+            '{"config":"{\\"password\\":\\"hunter2xyz\\"}"}',
+            '{"config":"{\\"password\\":\\"[REDACTED:secret_assignment]\\"}"}',
+        ),
+        (
+            '{"a":"{\\"b\\":\\"{\\\\\\"password\\\\\\":\\\\\\"hunter2xyz\\\\\\"}\\"}"}',
+            '{"a":"{\\"b\\":\\"{\\\\\\"password\\\\\\":\\\\\\"[REDACTED:secret_assignment]'
+            '\\\\\\"}\\"}"}',
+        ),
+        ("ENV API_TOKEN s3cr3tV4lue99", "ENV API_TOKEN [REDACTED:secret_assignment]"),
+        ("ENV API_TOKEN=s3cr3tV4lue99", "ENV API_TOKEN=[REDACTED:secret_assignment]"),
+        ("ARG NPM_TOKEN=s3cr3tV4lue99", "ARG NPM_TOKEN=[REDACTED:secret_assignment]"),
+        (
+            "aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENGbPxRfiCY3x4mp1eKEY",
+            "aws configure set aws_secret_access_key [REDACTED:secret_assignment]",
+        ),
+        (
+            "export TOKEN=abc123XYZ\\\ndef456UVW\nnext",
+            "export TOKEN=[REDACTED:secret_assignment]\nnext",
+        ),
+        (
+            "the staging api key is Zx9Qk2Lm7Np4Rt8Vw3Yb.",
+            "the staging api key is [REDACTED:secret_assignment].",
+        ),
+    ],
+    ids=[
+        "base64_ghp",
+        "pem_tail",
+        "json_double_escaped",
+        "json_triple_escaped",
+        "dockerfile_env_space",
+        "dockerfile_env_equals",
+        "dockerfile_arg",
+        "aws_configure_set",
+        "line_continuation",
+        "prose",
+    ],
+)
+def test_issue_21_shapes_are_redacted(text: str, expected: str) -> None:
+    result = redact(text)
+    assert result.text == expected
+    assert redact(result.text) == type(result)(result.text, ())
+
+
+def test_a_shell_parameter_expansion_is_not_a_secret() -> None:
+    text = 'curl -H "x-api-key: ${API_KEY:?missing}" -d "${TOKEN:?set TOKEN}" https://x.example'
+    assert redact(text) == type(redact(text))(text, ())
+    # Its default value, though, may be one.
+    assert redact("${API_KEY:-s3cr3tV4lue99}").findings == ("secret_assignment",)
+
+
+# Bare vendor tokens of the corpus that start with a prefix of 4 characters or more: their
+# base64 is found at every offset the prefix may have in a 3-byte group.
+_WRAPPABLE = [
+    secret
+    for sample in SAMPLES[::3]
+    for secret in sample.secrets[:1]
+    if any(
+        secret.startswith(literal) and len(literal) >= 4
+        for rule in VENDOR_RULES
+        for literal in rule.triggers
+    )
+    and redact(secret).text != secret
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    secret=st.sampled_from(_WRAPPABLE),
+    lead=st.sampled_from(["", "\n", "u:", "user:", "token ", "x-access-token:"]),
+    trail=st.sampled_from(["", "\n", " and more text after it"]),
+    urlsafe=st.booleans(),
+    context=st.sampled_from(["echo {} | base64 -d", "data:\n  value: {}\n", '{{"b": "{}"}}']),
+)
+def test_a_base64_wrapped_token_is_redacted_at_any_offset(
+    secret: str, lead: str, trail: str, urlsafe: bool, context: str
+) -> None:
+    payload = f"{lead}{secret}{trail}".encode()
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    encoded = encode(payload).decode()
+    # The characters that encode the token's bytes alone must go.
+    inner = encoded[-(-len(lead) // 3) * 4 : (len(lead) + len(secret)) // 3 * 4]
+    result = redact(context.format(encoded))
+    assert inner not in result.text
+    assert result.findings
+    assert redact(result.text).text == result.text
+
+
+@settings(max_examples=300, deadline=None)
+@given(sample=st.sampled_from(SAMPLES), cut=st.floats(min_value=0.05, max_value=0.95))
+def test_a_secret_split_by_a_line_continuation_is_redacted_whole(
+    sample: Sample, cut: float
+) -> None:
+    # ``abc\`` then ``def``: the shell reads ``abcdef``, and so does the filter.
+    secret = max(sample.secrets, key=len)
+    at = max(1, int(len(secret) * cut))
+    text = sample.text.replace(secret, f"{secret[:at]}\\\n{secret[at:]}", 1)
+    result = redact(text)
+    whole = redact(sample.text).text  # a part may also be elsewhere (a certificate's head)
+    for part in (secret[:at], secret[at:]):
+        if len(part) >= 8:
+            assert result.text.count(part) <= whole.count(part)
+    assert redact(result.text).text == result.text
+
+
+def test_decoding_base64_is_bounded() -> None:
+    # Thousands of encoded prefixes, each in a run too short to hold a token: at most
+    # _MAX_DECODES decodes of at most _DECODE_RUN characters each, never again in a run.
+    encoded_prefix = base64.b64encode(b"ghp_").decode()[:5]
+    text = f"{encoded_prefix}aaaa " * 20_000
+    assert redact(text).findings == ()
+    token = base64.b64encode(_GHP.encode()).decode()
+    assert redact(f"{token} {text}").findings == ("github_token",)
+    long_run = base64.b64encode(b"x" * 30_000 + _GHP.encode()).decode()
+    assert redact(long_run).findings == ()  # beyond the run cap: the documented limit
