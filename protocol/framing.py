@@ -14,18 +14,28 @@ cap holds whether or not the block's terminator has arrived, and a `Content-Leng
 read only when it has at most `MAX_LENGTH_DIGITS` digits (Python refuses to parse more than
 4,300 digits with a ValueError of its own, and no frame we accept needs more than seven).
 
+A refused frame's first `HEAD_BYTES` are kept on the `FrameTooLarge` (for a Content-Length
+frame the decoder waits for them, under the connection's frame deadline), so the reply can
+carry the request's id: `leading_id` reads the top-level `"id"` member from them when it comes
+before anything the head cuts off. A client matching replies by id (vscode-jsonrpc) would
+otherwise wait forever for an answer to its request; when the id cannot be read the
+connection is closed after the error, so such a client fails at once instead.
+
 Stdlib only: the thin client imports this module.
 """
 
 from __future__ import annotations
 
 import enum
+import json
 from typing import Final
 
 DEFAULT_MAX_FRAME_BYTES: Final = 1024 * 1024
 MAX_HEADER_BYTES: Final = 8 * 1024
 #: the most digits a Content-Length value may have (a longer one cannot be a frame we take)
 MAX_LENGTH_DIGITS: Final = 20
+#: how much of a refused frame is kept to find its request's id in
+HEAD_BYTES: Final = 4096
 
 
 class Framing(enum.Enum):
@@ -40,10 +50,12 @@ class FrameError(Exception):
 class FrameTooLarge(FrameError):
     """One frame exceeded the cap; it is being skipped and the stream stays usable."""
 
-    def __init__(self, size: int, limit: int) -> None:
+    def __init__(self, size: int, limit: int, head: bytes = b"") -> None:
         super().__init__(f"frame of {size} bytes exceeds the limit of {limit} bytes")
         self.size = size
         self.limit = limit
+        #: the frame's first bytes (at most HEAD_BYTES), to read its request's id from
+        self.head = head
 
 
 class FramingBroken(FrameError):
@@ -118,14 +130,15 @@ class FrameDecoder:
             if newline < 0:
                 if len(self._buffer) > self.max_frame_bytes:
                     size = len(self._buffer)
+                    head = bytes(self._buffer[:HEAD_BYTES])
                     self._buffer.clear()
                     self._discard = -1
-                    raise FrameTooLarge(size, self.max_frame_bytes)
+                    raise FrameTooLarge(size, self.max_frame_bytes, head)
                 return None
             line = bytes(self._buffer[:newline])
             del self._buffer[: newline + 1]
             if len(line) > self.max_frame_bytes:
-                raise FrameTooLarge(len(line), self.max_frame_bytes)
+                raise FrameTooLarge(len(line), self.max_frame_bytes, line[:HEAD_BYTES])
             line = line.rstrip(_BLANK)
             if line:
                 return line
@@ -141,10 +154,14 @@ class FrameDecoder:
         length = _content_length(bytes(self._buffer[:end]))
         body_start = end + 4
         if length > self.max_frame_bytes:
+            head_size = min(HEAD_BYTES, self.max_frame_bytes)
+            if len(self._buffer) < body_start + head_size:
+                return None  # the head, to find the request's id in (frame deadline)
+            head = bytes(self._buffer[body_start : body_start + head_size])
             del self._buffer[:body_start]
             self._discard = length
             self._skip_discarded()
-            raise FrameTooLarge(length, self.max_frame_bytes)
+            raise FrameTooLarge(length, self.max_frame_bytes, head)
         if len(self._buffer) < body_start + length:
             return None
         body = bytes(self._buffer[body_start : body_start + length])
@@ -166,6 +183,90 @@ def _content_length(header_block: bytes) -> int:
     if length is None:
         raise FramingBroken("headers without Content-Length")
     return length
+
+
+_SCANNER: Final = json.JSONDecoder()
+_WS: Final = " \t\r\n"
+
+
+class _Cut(Exception):
+    """The head ends before what is being read does."""
+
+
+def _skip_ws(text: str, at: int) -> int:
+    while at < len(text) and text[at] in _WS:
+        at += 1
+    if at >= len(text):
+        raise _Cut
+    return at
+
+
+def _skip_value(text: str, at: int) -> int:
+    """The index after the JSON value starting at `at` (a bracket scan: strings are skipped
+    whole, so a bracket inside one does not count)."""
+    if text[at] not in "[{":
+        try:
+            _, end = _SCANNER.raw_decode(text, at)
+        except ValueError as exc:
+            raise _Cut from exc
+        return end
+    depth = 0
+    while True:
+        if at >= len(text):
+            raise _Cut
+        char = text[at]
+        if char == '"':
+            try:
+                _, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
+            except ValueError as exc:
+                raise _Cut from exc
+            continue
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        at += 1
+
+
+def leading_id(head: bytes) -> tuple[bool, int | str | None]:
+    """(True, id) when `head`, the start of a JSON-RPC request object, holds its top-level
+    `"id"` member whole, with a valid id (a string, an integer, null); else (False, None).
+
+    Work is bounded by the head's length; nothing of the value after the id is read."""
+    text = head.decode("utf-8", "replace")
+    try:
+        at = _skip_ws(text, 0)
+        if text[at] != "{":
+            return False, None  # a batch, or not an object at all
+        at += 1
+        while True:
+            at = _skip_ws(text, at)
+            if text[at] != '"':
+                return False, None
+            key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
+            at = _skip_ws(text, at)
+            if text[at] != ":":
+                return False, None
+            at = _skip_ws(text, at + 1)
+            end = _skip_value(text, at)
+            # The value ends inside the head only if something follows it there (a number
+            # cut by the head's end would read as a shorter number).
+            after = _skip_ws(text, end)
+            if key == "id":
+                if text[after] not in ",}":
+                    return False, None
+                value = json.loads(text[at:end])
+                if isinstance(value, str):
+                    value.encode()  # a lone surrogate cannot be echoed: UnicodeEncodeError
+                valid = value is None or isinstance(value, str) or type(value) is int
+                return (True, value) if valid else (False, None)
+            if text[after] != ",":
+                return False, None
+            at = after + 1
+    except (_Cut, ValueError, IndexError, RecursionError):  # UnicodeError is a ValueError
+        return False, None
 
 
 def encode_frame(framing: Framing, payload: bytes) -> bytes:

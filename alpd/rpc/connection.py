@@ -46,6 +46,7 @@ from protocol.framing import (
     Framing,
     FramingBroken,
     encode_frame,
+    leading_id,
 )
 
 MAX_IN_FLIGHT: Final = 64
@@ -74,8 +75,8 @@ class InFlight:
         self.count = 0
 
 
-def _named_error(name: str, message: str, **data: object) -> bytes:
-    return jsonrpc.encode_error(None, errors.code_of(name), message, {"name": name, **data})
+def _named_error(name: str, message: str, id: jsonrpc.Id = None, **data: object) -> bytes:
+    return jsonrpc.encode_error(id, errors.code_of(name), message, {"name": name, **data})
 
 
 class Connection:
@@ -212,9 +213,24 @@ class Connection:
             try:
                 frame = self._decoder.next_frame()
             except FrameTooLarge as exc:
-                log.warning("frame_too_large", size=exc.size, limit=exc.limit)
-                await self._write(_named_error("FRAME_TOO_LARGE", str(exc), limit=exc.limit))
-                continue
+                # Answered with the request's id when its head holds one, so a client
+                # waiting on that id gets its answer; else the connection closes after the
+                # error, so such a client fails at once rather than waiting forever.
+                found, request_id = leading_id(exc.head)
+                log.warning("frame_too_large", size=exc.size, limit=exc.limit, id_found=found)
+                refusal = _named_error(
+                    "FRAME_TOO_LARGE",
+                    f"{exc}; send large content as a file path, or split it"
+                    + ("" if found else "; its id could not be read, so the connection closes"),
+                    request_id,
+                    limit=exc.limit,
+                    size=exc.size,
+                )
+                if found:
+                    await self._write(refusal)
+                    continue
+                await self._send_now(refusal)
+                return False
             except FramingBroken as exc:
                 log.warning("protocol_error", error=str(exc))
                 await self._send_now(jsonrpc.encode_error(None, errors.PARSE_ERROR, str(exc)))

@@ -16,6 +16,7 @@ from wire import RawConnection, assert_no_traceback, error_of
 
 from alpd.testing.daemon import DaemonProcess
 from protocol import errors
+from protocol.framing import HEAD_BYTES
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "daemon/ping"}
 MIB = 1024 * 1024
@@ -219,7 +220,9 @@ def test_oversized_ndjson_frame_is_refused_and_the_connection_goes_on(
     oversized += b"x" * (MIB + 16) + b'"}}\n'
     with RawConnection(alpd.socket_path, timeout=20) as conn:
         conn.send(oversized)
-        error = error_of(conn.read_json())
+        reply = conn.read_json()
+        assert reply["id"] == 1  # the request's id, read from the frame's head
+        error = error_of(reply)
         assert error["code"] == errors.code_of("FRAME_TOO_LARGE")
         assert error["data"]["name"] == "FRAME_TOO_LARGE"
         assert error["data"]["limit"] == MIB
@@ -244,6 +247,7 @@ def test_oversized_content_length_frame_is_refused_and_the_connection_goes_on(
     with RawConnection(alpd.socket_path, timeout=20) as conn:
         conn.send_content_length(body)
         _, reply = conn.read_content_length()
+        assert reply["id"] == 1
         error = error_of(reply)
         assert error["code"] == errors.code_of("FRAME_TOO_LARGE")
         assert error["data"]["name"] == "FRAME_TOO_LARGE"
@@ -254,13 +258,48 @@ def test_oversized_content_length_frame_is_refused_and_the_connection_goes_on(
         assert_pong(other.request("daemon/ping", id=3), alpd, 3)
 
 
-def test_content_length_header_announcing_too_much_is_refused_before_the_body(
+def test_content_length_header_announcing_too_much_is_refused_after_its_head_only(
     alpd: DaemonProcess,
 ) -> None:
+    """The head (4 KiB) is waited for, to answer with the request's id; the rest never is."""
     with RawConnection(alpd.socket_path) as conn:
         conn.send(b"Content-Length: 999999999999\r\n\r\n")
+        conn.send(b'{"jsonrpc":"2.0","id":"req-9","method":"daemon/ping","params":{"pad":"')
+        conn.send(b"x" * HEAD_BYTES)
         _, reply = conn.read_content_length()
+        assert reply["id"] == "req-9"
         assert error_of(reply)["data"]["name"] == "FRAME_TOO_LARGE"
+
+
+@pytest.mark.parametrize("framing", ["ndjson", "content-length"])
+@pytest.mark.parametrize(
+    "head",
+    [
+        # the id after a params object longer than the head: unreadable in time
+        b'{"jsonrpc":"2.0","method":"daemon/ping","params":{"pad":"',
+        # a batch has many ids; an id no reply can carry
+        b'[{"jsonrpc":"2.0","id":1,"method":"daemon/ping","params":{"pad":"',
+        b'{"jsonrpc":"2.0","id":1.5,"method":"daemon/ping","params":{"pad":"',
+    ],
+)
+def test_an_oversized_frame_whose_id_cannot_be_read_is_answered_then_closed(
+    alpd: DaemonProcess, framing: str, head: bytes
+) -> None:
+    """vscode-jsonrpc waits on a request's id: a reply with id null would leave its request
+    pending forever; a closed connection fails it at once."""
+    body = head + b"x" * (MIB + 16) + b'"}}' + (b"]" if head.startswith(b"[") else b"")
+    with RawConnection(alpd.socket_path, timeout=20) as conn:
+        try:  # the daemon may close before the rest of the frame is sent
+            if framing == "ndjson":
+                conn.send(body + b"\n")
+            else:
+                conn.send_content_length(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        rest = conn.read_until_closed()
+    assert b'"FRAME_TOO_LARGE"' in rest and b'"id":null' in rest, rest[:300]
+    assert b"could not be read" in rest
+    assert_pong(RawConnection(alpd.socket_path).request("daemon/ping", id=5), alpd, 5)
 
 
 def test_unrecoverable_header_block_gets_an_error_then_a_close(alpd: DaemonProcess) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from protocol.framing import (
     DEFAULT_MAX_FRAME_BYTES,
+    HEAD_BYTES,
     MAX_HEADER_BYTES,
     MAX_LENGTH_DIGITS,
     FrameDecoder,
@@ -13,6 +14,7 @@ from protocol.framing import (
     Framing,
     FramingBroken,
     encode_frame,
+    leading_id,
 )
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"daemon/ping"}'
@@ -255,14 +257,18 @@ def test_header_block_just_under_the_cap_waits() -> None:
     assert decoder.next_frame() is None
 
 
-def test_oversized_content_length_is_refused_once_and_its_body_skipped() -> None:
+def test_oversized_content_length_is_refused_once_its_head_came_and_its_body_skipped() -> None:
     decoder = FrameDecoder(10)
     decoder.feed(b"Content-Length: 25\r\n\r\n" + b"x" * 5)
+    assert decoder.next_frame() is None  # waits for the head (10 bytes: the cap) to read an id
+    assert decoder.has_partial_frame
+    decoder.feed(b"y" * 5)
     with pytest.raises(FrameTooLarge) as refused:
         decoder.next_frame()
     assert (refused.value.size, refused.value.limit) == (25, 10)
+    assert refused.value.head == b"xxxxxyyyyy"
     assert decoder.has_partial_frame
-    decoder.feed(b"x" * 10)
+    decoder.feed(b"x" * 5)
     assert decoder.next_frame() is None
     decoder.feed(b"x" * 10 + encode_frame(Framing.CONTENT_LENGTH, b"{ok}"))
     assert frames_of(decoder) == [b"{ok}"]
@@ -273,11 +279,58 @@ def test_content_length_at_the_cap_is_accepted() -> None:
     assert decoded(encode_frame(Framing.CONTENT_LENGTH, b"x" * 10), max_frame=10) == [b"x" * 10]
 
 
-def test_huge_announced_length_is_refused_without_waiting_for_the_body() -> None:
+def test_huge_announced_length_is_refused_once_its_head_came_not_its_body() -> None:
     decoder = FrameDecoder()
     decoder.feed(b"Content-Length: 99999999999999999999\r\n\r\n")
-    with pytest.raises(FrameTooLarge):
+    assert decoder.next_frame() is None
+    decoder.feed(b'{"id":7,' + b" " * HEAD_BYTES)
+    with pytest.raises(FrameTooLarge) as refused:
         decoder.next_frame()
+    assert len(refused.value.head) == HEAD_BYTES
+    assert leading_id(refused.value.head) == (True, 7)
+
+
+def test_an_oversized_ndjson_line_keeps_its_head() -> None:
+    decoder = FrameDecoder(HEAD_BYTES * 2)
+    line = b'{"jsonrpc":"2.0","id":"a-1","params":"' + b"x" * HEAD_BYTES * 3
+    decoder.feed(line)
+    with pytest.raises(FrameTooLarge) as refused:
+        decoder.next_frame()
+    assert refused.value.head == line[:HEAD_BYTES]
+    decoder.feed(b'"}\n')
+    assert frames_of(decoder) == []
+    whole = FrameDecoder(HEAD_BYTES * 2)
+    whole.feed(line + b'"}\n')
+    with pytest.raises(FrameTooLarge) as refused:
+        whole.next_frame()
+    assert refused.value.head == line[:HEAD_BYTES]
+
+
+@pytest.mark.parametrize(
+    ("head", "found"),
+    [
+        (b'{"jsonrpc":"2.0","id":17,"method":"x","params":{"pad":"xx', (True, 17)),
+        (b' {"id" : "a\\"b" ,', (True, 'a"b')),
+        (b'{"id":null,"method"', (True, None)),
+        (b'{"method":"m","params":{"a":"}]\\"","b":[{"c":1}]},"id":3}', (True, 3)),
+        (b'{"params":{"a":"}]"},"id":[1]}', (False, None)),  # not a valid id
+        (b'{"id":12', (False, None)),  # cut: 12 may be the start of 1234
+        (b'{"id":"abc', (False, None)),
+        (b'{"id":1e400,', (False, None)),
+        (b'{"id":1.5,', (False, None)),
+        (b'{"id":true,', (False, None)),
+        (b'{"id":"\\ud800",', (False, None)),  # a lone surrogate: no reply can echo it
+        (b'{"jsonrpc":"2.0","params":{"pad":"xxxx', (False, None)),  # id after the head
+        (b'[{"id":1},{"id":2}]', (False, None)),  # a batch
+        (b"not json", (False, None)),
+        (b"", (False, None)),
+        (b'{"a":' + b"[" * 5000, (False, None)),
+    ],
+)
+def test_leading_id_reads_a_whole_valid_id_before_the_heads_end(
+    head: bytes, found: tuple[bool, object]
+) -> None:
+    assert leading_id(head) == found
 
 
 # Encoding
