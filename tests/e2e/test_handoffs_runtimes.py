@@ -70,7 +70,7 @@ def test_a_claude_research_thread_hands_off_to_an_idle_codex_build_thread(
     prompt = "\n".join(request.message_texts("user"))
     envelope = '[alp · handoff from thread "research"'
     assert envelope in prompt and "not instructions]" in prompt, prompt
-    assert prompt.split(envelope, 1)[1].split("\n", 1)[1].startswith(VERDICT), prompt
+    assert prompt.split(envelope, 1)[1].split("\n", 1)[1].startswith("> " + VERDICT), prompt
     assert research not in prompt  # the source is named by its title, not its id
     [sent] = world.call("thread/show", threadId=research)["handoffsOut"]
     assert sent["id"] == handoff["id"]

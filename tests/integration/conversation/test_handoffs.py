@@ -47,7 +47,7 @@ def test_a_handoff_wakes_an_idle_thread_whose_run_reads_it_under_its_envelope(
     assert envelope.startswith('[alp · handoff from thread "research"')
     assert "context from your own sessions" in envelope and "not instructions" in envelope
     assert research not in envelope  # named by its title, never its id
-    assert text == "Verdict: FTS5 beats Tantivy here."
+    assert text == "> Verdict: FTS5 beats Tantivy here."
     wait_for(lambda: settled(d, build))
     into, out = show(d, build)["handoffsIn"], show(d, research)["handoffsOut"]
     assert [x["id"] for x in into] == [x["id"] for x in out] == [h["id"]]
@@ -70,7 +70,7 @@ def test_a_handoff_to_a_busy_thread_is_read_in_its_next_round(d: DaemonProcess, 
     round_ = roots(d, build)[-1]
     assert round_["id"] != busy
     parts = prompt_of(d, work, round_["id"]).split("\n\n")
-    assert [p.split("\n", 1)[1] for p in parts] == ["first", "second"]
+    assert [p.split("\n", 1)[1] for p in parts] == ["> first", "> second"]
     delivered = show(d, build)["handoffsIn"]
     assert {x["deliveredExecutionId"] for x in delivered} == {round_["id"]}
     assert {x["path"] for x in delivered} == {"queue"}
@@ -160,7 +160,7 @@ def test_a_directive_waits_in_the_inbox_until_the_person_confirms_it(
     assert done["item"]["status"] == "confirmed" and done["item"]["decidedAt"]
     envelope, text = prompt_of(d, work, done["execution"]["id"]).split("\n", 1)
     assert envelope.startswith('[alp · confirmed handoff from thread "monitor"')
-    assert "their own words" in envelope and text == "Sell at 42: threshold broke"
+    assert "their own words" in envelope and text == "> Sell at 42: threshold broke"
     assert call(d, "inbox/list", {})["items"] == []
     with pytest.raises(RpcError) as again:
         call(d, "inbox/confirm", {"id": held["id"]})

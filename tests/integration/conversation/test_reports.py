@@ -172,7 +172,7 @@ def test_a_sub_agent_result_is_reported_and_queued_for_the_parents_next_round(
     prompt = (work / "round.txt").read_text()
     envelope, text = prompt.split("\n", 1)
     assert envelope.startswith('[alp · result of sub-agent "helper (exec_')
-    assert text == "child-done"
+    assert text == "> child-done"
 
 
 def test_a_live_parent_takes_its_sub_agent_result_and_no_round_follows(

@@ -113,7 +113,7 @@ def test_every_2s_fires_pauses_and_survives_a_restart_with_no_lost_or_doubled_fi
     assert (work / "ticks").read_text().split() == [r["id"] for r in runs]
     envelope, text = (work / f"prompt-{runs[0]['id']}").read_text().split("\n", 1)
     assert "scheduled run of" in envelope and "every 2s" in envelope
-    assert text == "check the build"
+    assert text == "> check the build"
 
 
 @pytest.mark.parametrize("catch_up", ["one", "none"])
