@@ -28,7 +28,6 @@ a delivery that failed later releases the slot too.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
 
 import anyio
@@ -57,6 +56,7 @@ from alpd.services.threads.refs import resolve_thread
 from alpd.store.conversation import handoffs as store
 from alpd.store.db import Tx
 from alpd.store.runs import ExecutionRecord
+from alpd.store.threads.refs import NamedThread
 from protocol import messages as m
 
 log = structlog.get_logger("alpd.handoffs")
@@ -80,11 +80,11 @@ class HandoffService:
         summary = redact(check_summary(params.summary)).text
         source, execution = await self._source(caller, params.source)
         target = await resolve_thread(self.d.store, caller.uid, params.target)
-        roots = [source["workspace"]]
+        roots = [source.workspace]
         if execution is not None:
             roots.append(decode_policy(execution.policy).workspace)
         artifacts = await describe_artifacts(params.artifacts, roots)
-        label = source_label(source["title"])
+        label = source_label(source.title)
         handoff_id, sent_at = await self._reserve(
             caller, params, source, target, execution, summary, artifacts
         )
@@ -99,7 +99,7 @@ class HandoffService:
             by = f"execution:{execution.id}" if execution is not None else f"uid:{caller.uid}"
             submitted = await self.delivery.submit(
                 Submission(
-                    thread_id=target["id"],
+                    thread_id=target.id,
                     kind="push",
                     origin=Origin(
                         door=params.door,
@@ -129,7 +129,7 @@ class HandoffService:
 
     async def _source(
         self, caller: Caller, named: str | None
-    ) -> tuple[sqlite3.Row, ExecutionRecord | None]:
+    ) -> tuple[NamedThread, ExecutionRecord | None]:
         """The source thread, and the run sending (None: a person at a shell)."""
         try:
             execution = await execution_of_caller(self.d.store, caller)
@@ -149,11 +149,11 @@ class HandoffService:
         source = await resolve_thread(self.d.store, caller.uid, execution.thread_id)
         if named is not None:
             claimed = await resolve_thread(self.d.store, caller.uid, named)
-            if claimed["id"] != source["id"]:
+            if claimed.id != source.id:
                 raise InvalidArgument(
-                    f"this run belongs to thread {source['id']}; it hands off from there, "
-                    f"not from {claimed['id']} (drop --from)",
-                    threadId=source["id"],
+                    f"this run belongs to thread {source.id}; it hands off from there, "
+                    f"not from {claimed.id} (drop --from)",
+                    threadId=source.id,
                 )
         return source, execution
 
@@ -161,8 +161,8 @@ class HandoffService:
         self,
         caller: Caller,
         params: m.HandoffSendParams,
-        source: sqlite3.Row,
-        target: sqlite3.Row,
+        source: NamedThread,
+        target: NamedThread,
         execution: ExecutionRecord | None,
         summary: str,
         artifacts: list[Artifact],
@@ -176,17 +176,17 @@ class HandoffService:
 
         async def unit(tx: Tx) -> tuple[str, str]:
             ends: dict[str, store.RouteEnd] = {}
-            for thread_id in (source["id"], target["id"]):
+            for thread_id in (source.id, target.id):
                 found = await store.route_end(tx, thread_id)
                 assert found is not None  # threads are never deleted
                 ends[thread_id] = found
             check_route(
                 caller_uid=caller.uid,
-                source_id=source["id"],
-                source_owner=ends[source["id"]].owner_uid,
-                target_id=target["id"],
-                target_owner=ends[target["id"]].owner_uid,
-                target_status=ends[target["id"]].status,
+                source_id=source.id,
+                source_owner=ends[source.id].owner_uid,
+                target_id=target.id,
+                target_owner=ends[target.id].owner_uid,
+                target_status=ends[target.id].status,
             )
             link = (
                 await store.chain_link(tx, execution.id, execution.root_id or execution.id)
@@ -194,7 +194,7 @@ class HandoffService:
                 else None
             )
             since = now - limits.pair_window_seconds
-            slots = await store.pair_slots(tx, source["id"], target["id"], since)
+            slots = await store.pair_slots(tx, source.id, target.id, since)
             try:
                 admission = admit(
                     limits,
@@ -207,7 +207,7 @@ class HandoffService:
             except HandoffRateLimited as exc:
                 retry = now + float(exc.data["retryAfterSeconds"])
                 exc.data["retryAt"] = _iso(retry)
-                exc.data["sourceId"], exc.data["targetId"] = source["id"], target["id"]
+                exc.data["sourceId"], exc.data["targetId"] = source.id, target.id
                 raise
             if admission.expired_reservations:
                 await store.abandon_reservations(tx, admission.expired_reservations)
@@ -216,9 +216,9 @@ class HandoffService:
                 store.NewHandoff(
                     id=handoff_id,
                     owner_uid=caller.uid,
-                    source_thread_id=source["id"],
+                    source_thread_id=source.id,
                     source_execution_id=execution.id if execution is not None else None,
-                    target_thread_id=target["id"],
+                    target_thread_id=target.id,
                     summary=summary,
                     artifacts=_artifacts.encode(artifacts).decode(),
                     directive=params.directive,

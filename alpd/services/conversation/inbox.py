@@ -63,7 +63,7 @@ class Inbox:
         thread_id = None
         if params.thread is not None:
             thread = await resolve_thread(self.d.store, caller.uid, params.thread)
-            thread_id = thread["id"]
+            thread_id = thread.id
         return m.InboxListResult(items=await store.inbox_items(self.d.store, caller.uid, thread_id))
 
     async def _waiting(self, caller: Caller, item_id: str) -> m.Handoff:
@@ -106,20 +106,20 @@ class Inbox:
         source = await resolve_thread(self.d.store, caller.uid, item.source_thread_id)
         check_route(
             caller_uid=caller.uid,
-            source_id=source["id"],
-            source_owner=source["owner_uid"],
-            target_id=target["id"],
-            target_owner=target["owner_uid"],
-            target_status=target["status"],
+            source_id=source.id,
+            source_owner=source.owner_uid,
+            target_id=target.id,
+            target_owner=target.owner_uid,
+            target_status=target.status,
         )
         if not await self._decide(params.id, "confirmed"):
             await self._waiting(caller, params.id)  # says what it is now
-        label = source_label(source["title"])
+        label = source_label(source.title)
         artifacts = [Artifact(a.path, a.size, a.sha256) for a in item.artifacts]
         try:
             submitted = await self.delivery.submit(
                 Submission(
-                    thread_id=target["id"],
+                    thread_id=target.id,
                     kind="push",
                     origin=Origin(
                         door="inbox",

@@ -55,10 +55,10 @@ from alpd.services.recap.summarisers import (
 )
 from alpd.services.recap.views import owned_recap, recap_view
 from alpd.services.runs.executions import Executions
-from alpd.services.threads.lifecycle import load_thread_row, thread_from_row
 from alpd.services.threads.snapshots import load_snapshot
 from alpd.store import recap as recaps
 from alpd.store.db import Tx
+from alpd.store.threads.shell import load_thread
 from protocol import messages as m
 
 log = structlog.get_logger("alpd.recap")
@@ -322,7 +322,7 @@ class RecapService:
         async def unit(tx: Tx) -> m.Thread | None:
             if not await recaps.recap_lapsed(tx, thread_id, revision):
                 return None
-            return thread_from_row(await load_thread_row(tx, thread_id))
+            return await load_thread(tx, thread_id)
 
         thread = await self.d.store.write(unit)
         if thread is not None:
@@ -346,7 +346,7 @@ async def _standing(tx: Tx, thread_id: str) -> m.Thread | None:
     headline = await recaps.standing_headline(tx, thread_id)
     if headline is None:
         return None
-    thread = thread_from_row(await load_thread_row(tx, thread_id))
+    thread = await load_thread(tx, thread_id)
     return msgspec.structs.replace(thread, headline=headline)
 
 

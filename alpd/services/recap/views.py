@@ -11,10 +11,11 @@ from typing import Final
 
 from alpd.domain.recap.config import RecapAvailability
 from alpd.services.context import Caller
-from alpd.services.threads.lifecycle import check_owner, load_thread_row
+from alpd.services.threads.lifecycle import check_owner
 from alpd.store import recap as recaps
 from alpd.store.db import Store, Tx
 from alpd.store.recap import StoredRecap
+from alpd.store.threads.shell import load_thread
 from protocol import messages as m
 
 DERIVED_LABEL: Final = "derived from the thread's history by a model; not authority"
@@ -24,7 +25,7 @@ async def owned_recap(store: Store, caller: Caller, thread_id: str) -> StoredRec
     """The caller's thread's recap, if it stands (THREAD_NOT_FOUND, PERMISSION_DENIED)."""
 
     async def unit(tx: Tx) -> StoredRecap | None:
-        check_owner(await load_thread_row(tx, thread_id), caller)
+        check_owner(await load_thread(tx, thread_id), caller)
         return await recaps.standing_recap(tx, thread_id)
 
     return await store.write(unit)

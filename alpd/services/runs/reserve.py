@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import NamedTuple
 
+import msgspec
+
 from alpd.domain.recap.config import RecapSettings
 from alpd.domain.runs.agents import AgentDefinition, RuntimeConfig
 from alpd.domain.runs.policy import Policy, PolicyRequest, ThreadBinding, build_policy
@@ -28,16 +30,12 @@ from alpd.services.context import Caller
 from alpd.services.recap.root_context import derived_context, record_derived
 from alpd.services.runs.dirs import Paths
 from alpd.services.runs.rows import execution_from_record, load_execution
-from alpd.services.threads.lifecycle import (
-    bump_revision,
-    check_owner,
-    load_thread_row,
-    refuse_if_busy,
-    thread_from_row,
-)
-from alpd.services.threads.snapshots import load_chain, save_checkpoint
+from alpd.services.threads.lifecycle import check_owner, refuse_if_busy
+from alpd.services.threads.snapshots import load_chain
 from alpd.store.db import Store, Tx, Unit
 from alpd.store.runs import ConstraintRefused, insert_execution, next_sequence
+from alpd.store.threads.shell import bump_revision, load_thread
+from alpd.store.threads.snapshots import save_checkpoint
 from protocol import messages as m
 
 #: more writes in the same transaction that reserves a root (given the root's id)
@@ -74,11 +72,11 @@ def reserve_root(
     exec_dir = paths.exec_dir(execution_id)
 
     async def unit(tx: Tx) -> Reserved:
-        thread_row = await load_thread_row(tx, params.thread_id)
+        thread_row = await load_thread(tx, params.thread_id)
         check_owner(thread_row, caller)
-        if thread_row["status"] != "open":
+        if thread_row.status != "open":
             raise ThreadClosed(
-                f"thread {params.thread_id} is {thread_row['status']}; start a new one with `alp`",
+                f"thread {params.thread_id} is {thread_row.status}; start a new one with `alp`",
                 threadId=params.thread_id,
             )
         # The revision first: of two continues that read the same revision, the loser
@@ -94,7 +92,7 @@ def reserve_root(
         await refuse_if_busy(tx, params.thread_id)
         # The whole chain from genesis and every root's binding against it: nothing is
         # built on a context rewritten anywhere in its history.
-        snapshot, digest = await load_chain(tx, params.thread_id, thread_row["context_revision"])
+        snapshot, digest = await load_chain(tx, params.thread_id, thread_row.context_revision)
         binding = ThreadBinding(
             id=params.thread_id, context_revision=snapshot.revision, context_digest=digest
         )
@@ -102,7 +100,7 @@ def reserve_root(
         sequence = await next_sequence(tx, params.thread_id)
         paths.make_exec_dir(execution_id)
         context_path = exec_dir / SESSION_CONTEXT_FILE
-        rendered = render_session_context(snapshot, thread_title=thread_row["title"])
+        rendered = render_session_context(snapshot, thread_title=thread_row.title)
         derived = await derived_context(tx, store, params.thread_id, agent, recap, addendum)
         write_private_file(context_path, rendered + derived.text)
         ctx = LaunchContext(
@@ -141,8 +139,8 @@ def reserve_root(
         await record_derived(tx, execution_id, derived)
         if in_unit is not None:
             await in_unit(tx, execution_id)
-        thread = thread_from_row(
-            await load_thread_row(tx, params.thread_id), busy_root=execution_id
+        thread = msgspec.structs.replace(
+            await load_thread(tx, params.thread_id), busy_root=execution_id
         )
         execution = execution_from_record(await load_execution(tx, execution_id))
         launch = (

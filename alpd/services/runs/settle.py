@@ -19,16 +19,12 @@ from alpd.domain.threads.projector import project_context
 from alpd.errors import ExecutionSettled, ThreadContextTampered, ThreadExecutionBindingMismatch
 from alpd.services.context import Caller
 from alpd.services.runs.rows import check_execution_owner, execution_from_record, load_execution
-from alpd.services.threads.lifecycle import bump_revision, load_thread_row, thread_from_row
 from alpd.services.threads.pins import hand_pins_to_root
-from alpd.services.threads.snapshots import (
-    insert_compaction,
-    insert_snapshot,
-    load_checkpoint,
-    load_snapshot,
-)
+from alpd.services.threads.snapshots import load_checkpoint, load_snapshot
 from alpd.store.db import Tx, Unit
 from alpd.store.runs import record_settled
+from alpd.store.threads.shell import bump_revision, load_thread
+from alpd.store.threads.snapshots import insert_compaction, insert_snapshot
 from protocol import messages as m
 
 log = structlog.get_logger("alpd.executions")
@@ -85,8 +81,8 @@ def settle_execution(
 
 
 async def _project(tx: Tx, thread_id: str, params: m.SettleParams, at: str) -> m.Thread:
-    thread_row = await load_thread_row(tx, thread_id)
-    snapshot, _ = await load_snapshot(tx, thread_id, thread_row["context_revision"])
+    thread_row = await load_thread(tx, thread_id)
+    snapshot, _ = await load_snapshot(tx, thread_id, thread_row.context_revision)
     checkpoint = await load_checkpoint(tx, params.execution_id)
     outcome = DomainOutcome(
         execution_id=params.execution_id,
@@ -107,7 +103,7 @@ async def _project(tx: Tx, thread_id: str, params: m.SettleParams, at: str) -> m
         detail=params.execution_id,
         sets={"context_revision": projection.snapshot.revision},
     )
-    return thread_from_row(await load_thread_row(tx, thread_id))
+    return await load_thread(tx, thread_id)
 
 
 __all__ = ["Settled", "settle_execution"]

@@ -37,10 +37,11 @@ from alpd.errors import InvalidArgument, ScheduleInvalid, ScheduleNotFound, Thre
 from alpd.services.context import Caller
 from alpd.services.conversation.wake import agent_for_thread, prepare_background_root
 from alpd.services.runs.executions import Executions
-from alpd.services.threads.lifecycle import check_owner, load_thread_row
+from alpd.services.threads.lifecycle import check_owner
 from alpd.store import schedules as store
 from alpd.store.db import Tx
 from alpd.store.schedules import RunStats, ScheduleRow
+from alpd.store.threads.shell import load_thread
 from protocol import jsonrpc
 from protocol import messages as m
 
@@ -169,11 +170,11 @@ class ScheduleService:
         first = next_fire(rule, now)
 
         async def unit(tx: Tx) -> None:
-            thread = await load_thread_row(tx, params.thread_id)
+            thread = await load_thread(tx, params.thread_id)
             check_owner(thread, caller)
-            if thread["status"] != "open":
+            if thread.status != "open":
                 raise ThreadClosed(
-                    f"thread {params.thread_id} is {thread['status']}: nothing can run in it",
+                    f"thread {params.thread_id} is {thread.status}: nothing can run in it",
                     threadId=params.thread_id,
                 )
             await store.insert_schedule(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import aiosqlite
 import msgspec
 
 from alpd.domain.secrets.filter import redact
@@ -17,7 +16,10 @@ from alpd.domain.threads.context import (
 from alpd.errors import InvalidArgument, PinOutsideExecution
 from alpd.services.context import Caller, Daemon
 from alpd.services.runs.callers import execution_of_caller
-from alpd.services.threads.snapshots import load_checkpoint, load_snapshot, save_checkpoint
+from alpd.services.threads.snapshots import load_checkpoint, load_snapshot
+from alpd.store.db import Tx
+from alpd.store.threads.shell import context_revision_of
+from alpd.store.threads.snapshots import execution_status, save_checkpoint
 from protocol import messages as m
 
 MAX_PIN_BYTES = 4096
@@ -39,12 +41,9 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
     execution_id = row.id
     at = daemon.clock.now_iso()
 
-    async def unit(conn: aiosqlite.Connection) -> m.PinResult:
-        async with conn.execute(
-            "SELECT status, outcome FROM executions WHERE id = ?", (execution_id,)
-        ) as cur:
-            now = await cur.fetchone()
-        if now is None or now["status"] == "settled":
+    async def unit(tx: Tx) -> m.PinResult:
+        status = await execution_status(tx, execution_id)
+        if status is None or status == "settled":
             # It settled between finding it and this write: its checkpoint has been projected
             # (or handed to its root) already, so a pin now would be accepted and then lost.
             raise PinOutsideExecution(
@@ -52,14 +51,14 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
                 pid=caller.pid,
                 executionId=execution_id,
             )
-        current = await load_checkpoint(conn, execution_id) or make_checkpoint(execution_id)
+        current = await load_checkpoint(tx, execution_id) or make_checkpoint(execution_id)
         updated = add_pin(
             current, Pin(kind=params.kind, text=text, at=at, execution_id=execution_id)
         )
         if not checkpoint_is_intact(current):
             # A pin must not launder a tampered checkpoint into a valid one.
             updated = msgspec.structs.replace(updated, digest=current.digest)
-        await save_checkpoint(conn, updated, at)
+        await save_checkpoint(tx, updated, at)
         result = m.PinResult(
             execution_id=execution_id,
             thread_id=row.thread_id,
@@ -71,7 +70,7 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
         )
         if params.kind != "resolve":
             return result
-        items = await _open_items(conn, row.thread_id, current)
+        items = await _open_items(tx, row.thread_id, current)
         if resolves(items, text):
             return msgspec.structs.replace(result, matched=True)
         return msgspec.structs.replace(result, matched=False, open_items=items)
@@ -85,18 +84,13 @@ def resolves(items: list[m.OpenItem], text: str) -> bool:
     return any(item.id == text or item.text == text for item in items)
 
 
-async def _open_items(
-    conn: aiosqlite.Connection, thread_id: str | None, checkpoint: Checkpoint
-) -> list[m.OpenItem]:
+async def _open_items(tx: Tx, thread_id: str | None, checkpoint: Checkpoint) -> list[m.OpenItem]:
     """The open items a resolve could name now: the thread's, and this run's own."""
     items: list[m.OpenItem] = []
     if thread_id is not None:
-        async with conn.execute(
-            "SELECT context_revision FROM threads WHERE id = ?", (thread_id,)
-        ) as cur:
-            thread = await cur.fetchone()
-        if thread is not None:
-            snapshot, _digest = await load_snapshot(conn, thread_id, thread["context_revision"])
+        context_revision = await context_revision_of(tx, thread_id)
+        if context_revision is not None:
+            snapshot, _digest = await load_snapshot(tx, thread_id, context_revision)
             items += [m.OpenItem(id=line.id, text=line.text) for line in snapshot.open_items]
     items += [
         m.OpenItem(id=line_id(pin.kind, pin.text, pin.execution_id), text=pin.text)
@@ -106,18 +100,16 @@ async def _open_items(
     return items
 
 
-async def hand_pins_to_root(
-    conn: aiosqlite.Connection, child_id: str, root_id: str, at: str
-) -> None:
+async def hand_pins_to_root(tx: Tx, child_id: str, root_id: str, at: str) -> None:
     """A settled child's pins join its root's checkpoint, still attributed to the child, so
     they reach the thread when the root settles (children are never projected themselves)."""
-    child = await load_checkpoint(conn, child_id)
+    child = await load_checkpoint(tx, child_id)
     if child is None or not checkpoint_is_intact(child) or not child.pins:
         return
-    root = await load_checkpoint(conn, root_id) or make_checkpoint(root_id)
+    root = await load_checkpoint(tx, root_id) or make_checkpoint(root_id)
     merged = root
     for pin in child.pins:
         merged = add_pin(merged, pin)
     if not checkpoint_is_intact(root):
         merged = msgspec.structs.replace(merged, digest=root.digest)
-    await save_checkpoint(conn, merged, at)
+    await save_checkpoint(tx, merged, at)

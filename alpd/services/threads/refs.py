@@ -9,45 +9,41 @@ titles that contain the words given, if any.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Final
 
 from alpd.domain.ids import THREAD_PREFIX, has_prefix
 from alpd.errors import InvalidArgument, ThreadNotFound
 from alpd.store.db import Store
+from alpd.store.threads.refs import NamedThread, named_thread, threads_titled, titles_containing
 
 #: how many candidates an error lists
 CANDIDATES_MAX: Final = 10
 
-_COLUMNS = "id, owner_uid, title, status, workspace, updated_at"
+
+def _candidate(thread: NamedThread) -> dict[str, str | None]:
+    return {"id": thread.id, "title": thread.title, "status": thread.status}
 
 
-def _candidate(row: sqlite3.Row) -> dict[str, str | None]:
-    return {"id": row["id"], "title": row["title"], "status": row["status"]}
+def _listing(threads: list[NamedThread]) -> str:
+    return "; ".join(f"{t.id} {t.title!r} ({t.status})" for t in threads)
 
 
-def _listing(rows: list[sqlite3.Row]) -> str:
-    return "; ".join(f"{r['id']} {r['title']!r} ({r['status']})" for r in rows)
-
-
-async def resolve_thread(store: Store, uid: int, ref: str) -> sqlite3.Row:
+async def resolve_thread(store: Store, uid: int, ref: str) -> NamedThread:
     """The thread `ref` names (id: any owner, the caller checks; title: the caller's)."""
     if has_prefix(ref, THREAD_PREFIX):
-        row = await store.fetchone(f"SELECT {_COLUMNS} FROM threads WHERE id = ?", (ref,))
-        if row is None:
+        thread = await named_thread(store, ref)
+        if thread is None:
             raise ThreadNotFound(
                 f"no thread {ref!r}; `alp thread list --all` shows yours", threadId=ref
             )
-        return row
-    for clause in ("title = ?", "lower(title) = lower(?)"):
-        rows = await store.fetchall(
-            f"SELECT {_COLUMNS} FROM threads WHERE owner_uid = ? AND status != 'archived' "
-            f"AND {clause} ORDER BY updated_at DESC LIMIT ?",
-            (uid, ref, CANDIDATES_MAX + 1),
+        return thread
+    for ignore_case in (False, True):
+        rows = await threads_titled(
+            store, uid, ref, ignore_case=ignore_case, limit=CANDIDATES_MAX + 1
         )
         if not rows:
             continue
-        open_rows = [r for r in rows if r["status"] == "open"] or rows
+        open_rows = [r for r in rows if r.status == "open"] or rows
         if len(open_rows) == 1:
             return open_rows[0]
         shown = open_rows[:CANDIDATES_MAX]
@@ -56,11 +52,7 @@ async def resolve_thread(store: Store, uid: int, ref: str) -> sqlite3.Row:
             title=ref,
             candidates=[_candidate(r) for r in shown],
         )
-    near = await store.fetchall(
-        f"SELECT {_COLUMNS} FROM threads WHERE owner_uid = ? AND status != 'archived' "
-        "AND instr(lower(title), lower(?)) > 0 ORDER BY updated_at DESC LIMIT ?",
-        (uid, ref, CANDIDATES_MAX),
-    )
+    near = await titles_containing(store, uid, ref, limit=CANDIDATES_MAX)
     hint = f"; titles that contain it: {_listing(near)}" if near else ""
     raise ThreadNotFound(
         f"no thread titled {ref!r}{hint}; `alp thread list --all` shows yours",

@@ -23,12 +23,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
-import aiosqlite
 import structlog
 
 from alpd.domain.threads.context import Snapshot
 from alpd.domain.threads.steering import (
-    RootMark,
     Step,
     cleared_snapshot,
     restored_snapshot,
@@ -37,15 +35,12 @@ from alpd.domain.threads.steering import (
 from alpd.errors import ThreadClosed
 from alpd.services.context import Caller
 from alpd.services.runs.executions import Executions
-from alpd.services.threads.lifecycle import (
-    bump_revision,
-    check_owner,
-    load_thread_row,
-    refuse_if_busy,
-    thread_from_row,
-)
-from alpd.services.threads.snapshots import insert_snapshot, load_chain, load_snapshot
-from alpd.store.steps import StepRecord, insert_step, load_steps, step_record
+from alpd.services.threads.lifecycle import check_owner, refuse_if_busy
+from alpd.services.threads.snapshots import load_chain, load_snapshot
+from alpd.store.db import Tx
+from alpd.store.threads.shell import bump_revision, load_thread
+from alpd.store.threads.snapshots import insert_snapshot, root_marks
+from alpd.store.threads.steps import StepRecord, insert_step, load_steps, steps_of_thread
 from protocol import messages as m
 
 __all__ = ["clear", "step_to_wire", "thread_steps", "undo"]
@@ -54,7 +49,7 @@ log = structlog.get_logger("alpd.steering")
 
 StepChange = Literal["cleared", "undone"]
 #: the step to write, given the verified head (inside the unit)
-_Build = Callable[[aiosqlite.Connection, Snapshot, str], Awaitable[Step]]
+_Build = Callable[[Tx, Snapshot, str], Awaitable[Step]]
 
 
 def step_to_wire(record: StepRecord) -> m.ContextStep:
@@ -73,16 +68,13 @@ def step_to_wire(record: StepRecord) -> m.ContextStep:
 
 async def thread_steps(ex: Executions, thread_id: str) -> list[m.ContextStep]:
     """Every clear and undo of the thread, oldest first (for `thread/show`)."""
-    rows = await ex.d.store.fetchall(
-        "SELECT * FROM context_steps WHERE thread_id = ? ORDER BY revision", (thread_id,)
-    )
-    return [step_to_wire(step_record(row)) for row in rows]
+    return [step_to_wire(record) for record in await steps_of_thread(ex.d.store, thread_id)]
 
 
 async def clear(ex: Executions, caller: Caller, params: m.ThreadStepParams) -> m.ThreadStepResult:
     """Revision n+1 with an empty working context."""
 
-    async def build(conn: aiosqlite.Connection, head: Snapshot, digest: str) -> Step:
+    async def build(tx: Tx, head: Snapshot, digest: str) -> Step:
         return Step(kind="clear", revision=head.revision + 1)
 
     return await _step(ex, caller, params, "cleared", build)
@@ -91,9 +83,10 @@ async def clear(ex: Executions, caller: Caller, params: m.ThreadStepParams) -> m
 async def undo(ex: Executions, caller: Caller, params: m.ThreadStepParams) -> m.ThreadStepResult:
     """Revision n+1 holding what the last undoable root opened on."""
 
-    async def build(conn: aiosqlite.Connection, head: Snapshot, digest: str) -> Step:
-        steps = [record.step for record in await load_steps(conn, params.thread_id)]
-        root = root_to_undo(await _root_marks(conn, params.thread_id), steps, params.thread_id)
+    async def build(tx: Tx, head: Snapshot, digest: str) -> Step:
+        steps = [record.step for record in await load_steps(tx, params.thread_id)]
+        # The bindings were verified by `load_chain` in this same unit (columns = policy).
+        root = root_to_undo(await root_marks(tx, params.thread_id), steps, params.thread_id)
         return Step(
             kind="undo",
             revision=head.revision + 1,
@@ -102,25 +95,6 @@ async def undo(ex: Executions, caller: Caller, params: m.ThreadStepParams) -> m.
         )
 
     return await _step(ex, caller, params, "undone", build)
-
-
-async def _root_marks(conn: aiosqlite.Connection, thread_id: str) -> list[RootMark]:
-    # The bindings were verified by `load_chain` in this same unit (columns = policy).
-    async with conn.execute(
-        "SELECT id, sequence, context_revision, status FROM executions "
-        "WHERE thread_id = ? AND is_root = 1",
-        (thread_id,),
-    ) as cur:
-        rows = list(await cur.fetchall())
-    return [
-        RootMark(
-            execution_id=row["id"],
-            sequence=row["sequence"],
-            opened_on=row["context_revision"],
-            settled=row["status"] == "settled",
-        )
-        for row in rows
-    ]
 
 
 async def _step(
@@ -136,17 +110,17 @@ async def _step(
     at = ex.d.clock.now_iso()
     by = f"uid:{caller.uid}"
 
-    async def unit(conn: aiosqlite.Connection) -> m.ThreadStepResult:
-        row = await load_thread_row(conn, thread_id)
-        check_owner(row, caller)
-        if row["status"] != "open":
+    async def unit(tx: Tx) -> m.ThreadStepResult:
+        current = await load_thread(tx, thread_id)
+        check_owner(current, caller)
+        if current.status != "open":
             raise ThreadClosed(
-                f"thread {thread_id} is {row['status']}; its context no longer changes",
+                f"thread {thread_id} is {current.status}; its context no longer changes",
                 threadId=thread_id,
             )
-        head_revision = row["context_revision"]
+        head_revision = current.context_revision
         await bump_revision(
-            conn,
+            tx,
             thread_id,
             change,
             at,
@@ -154,17 +128,17 @@ async def _step(
             detail=f"context revision {head_revision + 1}",
             sets={"context_revision": head_revision + 1},
         )
-        await refuse_if_busy(conn, thread_id)
-        head, digest = await load_chain(conn, thread_id, head_revision)
-        step = await build(conn, head, digest)
+        await refuse_if_busy(tx, thread_id)
+        head, digest = await load_chain(tx, thread_id, head_revision)
+        step = await build(tx, head, digest)
         if step.restored_revision is None:
             written = cleared_snapshot(head, digest)
         else:
-            opened_on, _ = await load_snapshot(conn, thread_id, step.restored_revision)
+            opened_on, _ = await load_snapshot(tx, thread_id, step.restored_revision)
             written = restored_snapshot(head, digest, opened_on)
-        new_digest = await insert_snapshot(conn, written, at)
-        await insert_step(conn, thread_id, step, by=by, door=params.door, at=at)
-        thread = thread_from_row(await load_thread_row(conn, thread_id))
+        new_digest = await insert_snapshot(tx, written, at)
+        await insert_step(tx, thread_id, step, by=by, door=params.door, at=at)
+        thread = await load_thread(tx, thread_id)
         record = StepRecord(step=step, by=by, door=params.door, at=at)
         return m.ThreadStepResult(thread=thread, step=step_to_wire(record), digest=new_digest)
 

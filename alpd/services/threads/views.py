@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import aiosqlite
 import msgspec
 
 from alpd.domain.threads.context import CompactionRecord, Snapshot
@@ -11,12 +10,14 @@ from alpd.services.context import Caller
 from alpd.services.history.summary import history_level, thread_history
 from alpd.services.runs.executions import Executions
 from alpd.services.runs.rows import execution_from_record
-from alpd.services.threads.lifecycle import check_owner, load_thread_row
+from alpd.services.threads.lifecycle import check_owner
 from alpd.services.threads.snapshots import load_chain, load_compactions, load_snapshot
 from alpd.services.threads.steering import thread_steps
 from alpd.store.conversation.handoffs import thread_handoffs
 from alpd.store.conversation.reports import recent_reports
-from alpd.store.runs import execution_record
+from alpd.store.db import Tx
+from alpd.store.threads.shell import load_thread
+from alpd.store.threads.snapshots import executions_of_thread
 from protocol import messages as m
 
 __all__ = ["context", "history_level", "show"]
@@ -35,18 +36,19 @@ def _context_result(
 
 
 async def context(ex: Executions, caller: Caller, params: m.ContextParams) -> m.ContextResult:
-    async def unit(conn: aiosqlite.Connection) -> m.ContextResult:
-        row = await load_thread_row(conn, params.thread_id)
-        check_owner(row, caller)
-        revision = row["context_revision"] if params.revision is None else params.revision
-        if not 0 <= revision <= row["context_revision"]:
+    async def unit(tx: Tx) -> m.ContextResult:
+        thread = await load_thread(tx, params.thread_id)
+        check_owner(thread, caller)
+        head = thread.context_revision
+        revision = head if params.revision is None else params.revision
+        if not 0 <= revision <= head:
             raise InvalidArgument(
-                f"thread {params.thread_id} has context revisions 0..{row['context_revision']}",
+                f"thread {params.thread_id} has context revisions 0..{head}",
                 revision=revision,
             )
-        await load_chain(conn, params.thread_id, row["context_revision"])
-        snapshot, digest = await load_snapshot(conn, params.thread_id, revision)
-        compactions = await load_compactions(conn, params.thread_id, revision)
+        await load_chain(tx, params.thread_id, head)
+        snapshot, digest = await load_snapshot(tx, params.thread_id, revision)
+        compactions = await load_compactions(tx, params.thread_id, revision)
         return _context_result(snapshot, digest, compactions)
 
     return await ex.d.store.write(unit)
@@ -55,12 +57,9 @@ async def context(ex: Executions, caller: Caller, params: m.ContextParams) -> m.
 async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.ThreadShowResult:
     await ex.threads.get(caller, params.thread_id)
     await ex.reconcile_thread(caller, params.thread_id)
-    rows = await ex.d.store.fetchall(
-        "SELECT * FROM executions WHERE thread_id = ? ORDER BY is_root DESC, sequence, created_at",
-        (params.thread_id,),
-    )
-    roots = [execution_from_record(execution_record(r)) for r in rows if r["is_root"]]
-    children = sum(1 for r in rows if not r["is_root"])
+    records = await executions_of_thread(ex.d.store, params.thread_id)
+    roots = [execution_from_record(r) for r in records if r.is_root]
+    children = sum(1 for r in records if not r.is_root)
     ctx = await context(ex, caller, m.ContextParams(thread_id=params.thread_id))
     thread = await ex.threads.get(caller, params.thread_id)
     busy = next((r.id for r in roots if r.status != "settled"), None)

@@ -1,5 +1,5 @@
 """The history entries a recap may read: none labelled by a clear or an undo
-(`alpd.store.steps.labels_sql`), none a copy (`copy_of`: the original is read, with its own
+(`alpd.store.threads.steps.labels_sql`), none a copy (`copy_of`: the original is read, with its own
 root's labels), each re-hashed before it is returned (`check_entry_digests`)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Final
 
 from alpd.store.db import BlockingTx, Store
 from alpd.store.history.search import STORED_COLUMNS_SQL, check_entry_digests
-from alpd.store.steps import labels_sql
+from alpd.store.threads.steps import labels_sql
 
 __all__ = ["RecapEntry", "readable_entries"]
 

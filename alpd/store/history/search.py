@@ -7,7 +7,7 @@ index to ask and a safe FTS5 expression); `search_on` runs the whole search in o
 reader's thread. Results are ranked and limited in one query, then snippets are made for the
 page only (`snippet()` costs a re-tokenisation per row; for a common word that is thousands
 of rows). Each hit carries the labels clear and undo gave its root's entries (`before-clear`,
-`undone`: `alpd.store.steps.labels_sql`).
+`undone`: `alpd.store.threads.steps.labels_sql`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, Final, Literal
 from alpd.errors import HistoryEntryTampered, PermissionDenied, ThreadNotFound
 from alpd.store.db import BlockingTx
 from alpd.store.entry_rows import DIGESTED_COLUMNS, entry_content, entry_digest
-from alpd.store.steps import labels_from, labels_sql
+from alpd.store.threads.steps import labels_from, labels_sql
 from protocol import messages as m
 
 __all__ = [

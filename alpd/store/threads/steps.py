@@ -9,9 +9,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-import aiosqlite
-
 from alpd.domain.threads.steering import HistoryLabel, Step, StepKind
+from alpd.store.db import Store, Tx
 
 __all__ = [
     "StepRecord",
@@ -19,7 +18,7 @@ __all__ = [
     "labels_from",
     "labels_sql",
     "load_steps",
-    "step_record",
+    "steps_of_thread",
 ]
 
 
@@ -33,10 +32,9 @@ class StepRecord:
     at: str
 
 
-async def insert_step(
-    conn: aiosqlite.Connection, thread_id: str, step: Step, *, by: str, door: str, at: str
-) -> None:
-    await conn.execute(
+async def insert_step(tx: Tx, thread_id: str, step: Step, *, by: str, door: str, at: str) -> None:
+    """Record the step beside the snapshot it wrote."""
+    await tx.execute(
         "INSERT INTO context_steps (thread_id, revision, kind, replaced_revision, "
         "restored_revision, execution_id, requested_by, door, at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -54,16 +52,22 @@ async def insert_step(
     )
 
 
-async def load_steps(conn: aiosqlite.Connection, thread_id: str) -> list[StepRecord]:
-    """The thread's steps, oldest first."""
-    async with conn.execute(
-        "SELECT * FROM context_steps WHERE thread_id = ? ORDER BY revision", (thread_id,)
-    ) as cur:
+_STEPS = "SELECT * FROM context_steps WHERE thread_id = ? ORDER BY revision"
+
+
+async def load_steps(tx: Tx, thread_id: str) -> list[StepRecord]:
+    """The thread's steps, oldest first (inside a unit)."""
+    async with tx.execute(_STEPS, (thread_id,)) as cur:
         rows = list(await cur.fetchall())
-    return [step_record(row) for row in rows]
+    return [_step_record(row) for row in rows]
 
 
-def step_record(row: sqlite3.Row) -> StepRecord:
+async def steps_of_thread(store: Store, thread_id: str) -> list[StepRecord]:
+    """The thread's steps, oldest first (read outside a unit)."""
+    return [_step_record(row) for row in await store.fetchall(_STEPS, (thread_id,))]
+
+
+def _step_record(row: sqlite3.Row) -> StepRecord:
     kind: StepKind = "undo" if row["kind"] == "undo" else "clear"
     step = Step(
         kind=kind,
