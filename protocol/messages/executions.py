@@ -150,8 +150,10 @@ class WaitParams(Wire):
 class LogsParams(Wire):
     execution_id: str
     #: byte offsets to read on from (the previous result's): follow a run by asking again
-    stdout_offset: Annotated[int, msgspec.Meta(ge=0)] = 0
-    stderr_offset: Annotated[int, msgspec.Meta(ge=0)] = 0
+    #: (at most 2**53 - 1, an integer every JSON reader keeps exact; past the log's end is
+    #: INVALID_ARGUMENT)
+    stdout_offset: Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)] = 0
+    stderr_offset: Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)] = 0
     limit: Annotated[int, msgspec.Meta(ge=1, le=4_194_304)] = 1_048_576
 
 

@@ -370,3 +370,81 @@ def test_daemon_answers_any_bytes_with_json_rpc_or_a_clean_close(
         assert_valid_reply(message)
     assert fuzz_daemon.process is not None and fuzz_daemon.process.poll() is None
     assert ping(fuzz_daemon.socket_path)["result"]["pid"] == fuzz_daemon.pid
+
+
+@pytest.fixture(scope="module")
+def settled_execution(fuzz_daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A headless run that printed one line to each stream and settled; its thread's id is
+    the prefix, its execution's id the rest (`thread|execution`)."""
+    cwd = tmp_path_factory.mktemp("fuzz-run")
+    thread = fuzz_daemon.call("thread/create", {"cwd": str(cwd)})
+    assert isinstance(thread, dict)
+    started = fuzz_daemon.call(
+        "thread/continue",
+        {"threadId": thread["id"], "runtime": "command", "headless": True, "cwd": str(cwd),
+         "args": ["sh", "-c", "echo out; echo err >&2"]},
+    )  # fmt: skip
+    assert isinstance(started, dict)
+    execution_id = started["execution"]["id"]
+    for _ in range(30):
+        done = fuzz_daemon.call("execution/wait", {"executionId": execution_id, "timeout": 2})
+        if isinstance(done, dict) and done["status"] == "settled":
+            return f"{thread['id']}|{execution_id}"
+    raise AssertionError("the run did not settle")
+
+
+def call_raw(path: Path, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    reply: dict[str, Any] = json.loads(exchange(path, body.encode() + b"\n"))
+    return reply
+
+
+#: the integers the fuzz run sent: either end of every machine width, and around them
+edge_ints = st.one_of(
+    st.sampled_from([2**k + d for k in (31, 32, 53, 62, 63, 64, 80) for d in (-1, 0, 1)]),
+    st.integers(min_value=0, max_value=2**70),
+)
+durations = st.one_of(
+    st.builds(lambda n, unit: f"{n}{unit}", edge_ints, st.sampled_from("wdhms")),
+    st.from_regex(r"\A(\d{1,15}w)?(\d{1,15}d)?(\d{1,15}h)?(\d{1,15}m)?(\d{1,15}s)?\Z"),
+)
+
+
+@settings(
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(stdout_offset=edge_ints, stderr_offset=edge_ints, every=durations)
+def test_extreme_offsets_and_intervals_get_named_errors_never_internal_error(
+    fuzz_daemon: DaemonProcess,
+    settled_execution: str,
+    stdout_offset: int,
+    stderr_offset: int,
+    every: str,
+) -> None:
+    thread_id, execution_id = settled_execution.split("|")
+    replies = [
+        call_raw(
+            fuzz_daemon.socket_path,
+            "execution/logs",
+            {
+                "executionId": execution_id,
+                "stdoutOffset": stdout_offset,
+                "stderrOffset": stderr_offset,
+            },
+        ),
+        call_raw(
+            fuzz_daemon.socket_path,
+            "schedule/create",
+            {"threadId": thread_id, "prompt": "p", "every": every},
+        ),
+    ]
+    for reply in replies:
+        assert_valid_reply(reply)
+        if "error" in reply:
+            assert reply["error"]["code"] != errors.INTERNAL_ERROR, reply
+        else:
+            created = reply["result"]
+            if "every" in created:  # a valid interval: take the schedule away again
+                fuzz_daemon.call("schedule/delete", {"scheduleId": created["id"]})

@@ -71,6 +71,11 @@ COUNT_CAP: Final = 10_000
 SPREAD: Final = timedelta(hours=3)
 #: the shortest `--every`; shorter would be a busy loop with extra steps
 MIN_PERIOD: Final = timedelta(seconds=1)
+#: the longest `--every`: ten years. Longer is no repeating job, and far enough past it the
+#: calendar ends (`99999999999d` overflowed `timedelta`, answered as an internal error)
+MAX_PERIOD: Final = timedelta(days=3650)
+#: `--at` before this: the arithmetic around a fire (zone offsets, SPREAD) stays in the calendar
+LATEST_AT: Final = datetime(9999, 1, 1, tzinfo=UTC)
 
 _MACROS: Final = frozenset(
     {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
@@ -170,7 +175,15 @@ def parse_every(text: str, anchor: datetime) -> EveryRule:
             every=text,
         )
     weeks, days, hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
-    period = timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes, seconds=seconds)
+    total = (((weeks * 7 + days) * 24 + hours) * 60 + minutes) * 60 + seconds
+    if total > MAX_PERIOD.total_seconds():
+        raise ScheduleInvalid(
+            f"{text!r} is longer than a schedule repeats: give at most "
+            f"{MAX_PERIOD.days}d (ten years), or use --at for a one-off",
+            field="every",
+            every=text,
+        )
+    period = timedelta(seconds=total)
     if period < MIN_PERIOD:
         raise ScheduleInvalid(
             f"{text!r} is shorter than {MIN_PERIOD.total_seconds():g}s", field="every", every=text
@@ -189,11 +202,22 @@ def parse_at(text: str, zone_name: str, now: datetime) -> AtRule:
             field="at",
             at=text,
         ) from exc
-    if moment.tzinfo is None:
-        zone = parse_zone(zone_name)
-        instants = _instants(moment, zone, both=False)
-        moment = instants[0]
-    moment = moment.astimezone(UTC)
+    outside = ScheduleInvalid(
+        f"{text!r} is outside the calendar alp schedules on: give a time before "
+        f"{LATEST_AT.year}-01-01",
+        field="at",
+        at=text,
+    )
+    try:
+        if moment.tzinfo is None:
+            zone = parse_zone(zone_name)
+            instants = _instants(moment, zone, both=False)
+            moment = instants[0]
+        moment = moment.astimezone(UTC)
+    except OverflowError as exc:  # within a zone's offset of year 1 or 9999
+        raise outside from exc
+    if moment >= LATEST_AT:
+        raise outside
     if moment <= now:
         raise ScheduleInvalid(
             f"{text!r} is in the past; a one-off schedule needs a future time", field="at", at=text
