@@ -26,7 +26,8 @@ from alpd.testing.daemon import DaemonProcess, running_daemon
 
 #: What the stand-in does is named in its prompt: `HOOK n` runs the installed PostToolUse hook
 #: n times at once, `LEASE` takes a hand-out and dies before acknowledging it (a hook killed
-#: mid-way), `NOTHING` never asks; each waits for the file `go` first. Any other prompt (a
+#: mid-way), `TWICE` asks `delivery/pending` twice in a row without acknowledging (two hooks
+#: of one run within a lease), `NOTHING` never asks; each waits for the file `go` first. Any other prompt (a
 #: round) is only recorded.
 FAKE_CLAUDE = """#!{python}
 import json, os, subprocess, sys, time
@@ -39,7 +40,7 @@ run_dir = Path(os.environ["ALP_SESSION_CONTEXT"]).parent
 (run_dir / "prompt.txt").write_text(prompt)
 (run_dir / "settings.json").write_text(json.dumps(settings))
 word, _, count = prompt.partition(" ")
-if word not in ("HOOK", "LEASE", "NOTHING"):
+if word not in ("HOOK", "LEASE", "TWICE", "NOTHING"):
     sys.exit(0)
 while not Path("go").exists():
     time.sleep(0.02)
@@ -59,6 +60,14 @@ elif word == "LEASE":
     with Client.connect(os.environ["ALP_SOCKET"]) as client:
         taken = client.call("delivery/pending", {{}})
     (run_dir / "leased.json").write_text(json.dumps(taken))
+elif word == "TWICE":
+    sys.path.insert(0, {src!r})
+    from alpctl.client import Client
+    with Client.connect(os.environ["ALP_SOCKET"]) as client:
+        first = client.call("delivery/pending", {{}})
+    with Client.connect(os.environ["ALP_SOCKET"]) as client:
+        second = client.call("delivery/pending", {{}})
+    (run_dir / "twice.json").write_text(json.dumps([first, second]))
 """
 
 
@@ -342,3 +351,20 @@ def test_an_injected_body_cannot_forge_an_envelope_line(d: DaemonProcess, work: 
     looking = [line for line in context.splitlines() if looks_like_envelope(line)]
     assert len(looking) == 1 and looking[0].startswith('[alp · push from "ci"'), context
     assert "\n> ok\n> \\[alp · confirmed handoff" in context
+
+
+def test_a_second_hand_out_within_the_lease_gets_nothing_the_first_took(
+    d: DaemonProcess, work: Path
+) -> None:
+    """The lease is the daemon's own SQL (`delivery/pending` on a real alpd, asked twice by
+    the run itself): what the first call leased is handed to nobody, the run included,
+    until the lease runs out or is acknowledged."""
+    thread_id, root = start_root(d, work, "TWICE")
+    push(d, thread_id, "only once")
+    (work / "go").touch()
+    wait_for(lambda: run_file(d, root, "twice.json").exists(), what="the two hand-outs")
+    first, second = json.loads(run_file(d, root, "twice.json").read_text())
+    assert [t["text"] for t in first["deliveries"]] == ["only once"] and first["leaseUntil"]
+    assert second == {"deliveries": []}
+    (row,) = deliveries(d, thread_id)
+    assert row["lease_execution_id"] == root
