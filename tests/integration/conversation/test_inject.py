@@ -27,8 +27,8 @@ from alpd.testing.daemon import DaemonProcess, running_daemon
 #: What the stand-in does is named in its prompt: `HOOK n` runs the installed PostToolUse hook
 #: n times at once, `LEASE` takes a hand-out and dies before acknowledging it (a hook killed
 #: mid-way), `TWICE` asks `delivery/pending` twice in a row without acknowledging (two hooks
-#: of one run within a lease), `NOTHING` never asks; each waits for the file `go` first. Any other prompt (a
-#: round) is only recorded.
+#: of one run within a lease), `NOTHING` never asks; each waits for the file `go` first. Any
+#: other prompt (a round) is only recorded.
 FAKE_CLAUDE = """#!{python}
 import json, os, subprocess, sys, time
 from pathlib import Path
