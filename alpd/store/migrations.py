@@ -545,6 +545,12 @@ V14_RECAP_FAILURES: Final = (
     """,
 )
 
+# A digest of what the history sync read of a transcript, up to its cursor
+# (alpd/services/history/chunks.py, prefix_digest): a resume checks it first, and a file whose
+# earlier bytes changed (a complete copy over a damaged one) is read again from its start.
+# NULL for cursors written before it: those resume as they did.
+V15_CURSOR_PREFIX: Final = ("ALTER TABLE history_cursors ADD COLUMN prefix_digest TEXT",)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -560,6 +566,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V12_CONTEXT_STEPS,
     V13_RECAPS,
     V14_RECAP_FAILURES,
+    V15_CURSOR_PREFIX,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -36,7 +36,7 @@ import structlog
 from alpd.files import open_regular
 from alpd.runtimes import claude as claude_runtime
 from alpd.runtimes import codex as codex_runtime
-from alpd.services.history.chunks import Chunk, Source, read_chunk
+from alpd.services.history.chunks import Chunk, Source, prefix_digest_of, read_chunk
 from alpd.services.history.summary import price_cost
 from alpd.store.db import Store
 from alpd.store.history.sync import (
@@ -115,7 +115,19 @@ async def sync_one(
         log.warning(
             "transcript_shrank", execution=execution_id, size=size, consumed=cursor.consumed
         )
-        cursor.consumed, cursor.skipped = 0, 0
+        _read_again(cursor)
+    elif cursor.consumed and cursor.prefix_digest is not None:
+        try:
+            now = await anyio.to_thread.run_sync(prefix_digest_of, source.path, cursor.consumed)
+        except OSError as exc:
+            log.warning("transcript_unreadable", execution=execution_id, error=str(exc))
+            return report
+        if now != cursor.prefix_digest:
+            # Not the bytes that were read (a complete copy over a damaged one, a line
+            # rewritten): read it all again. Entries are keyed by native id, so what is
+            # stored already is not stored twice; the level becomes this copy's.
+            log.warning("transcript_changed", execution=execution_id, consumed=cursor.consumed)
+            _read_again(cursor)
     expected = await stored_offset(store, execution_id)
     while True:
         try:
@@ -150,6 +162,13 @@ async def sync_one(
     return report
 
 
+def _read_again(cursor: Cursor) -> None:
+    """Start the cursor over: what it carried was counted from the bytes that changed."""
+    cursor.consumed, cursor.skipped, cursor.redactions = 0, 0, 0
+    cursor.session_id = cursor.model = cursor.usage = cursor.prefix_digest = None
+    cursor.cost_usd = None
+
+
 async def _commit(
     history: HistoryService, target: SyncTarget, cursor: Cursor, chunk: Chunk, expected: int | None
 ) -> int:
@@ -169,6 +188,7 @@ async def _commit(
         links_to=cursor.links_to,
         link_kind=cursor.link_kind,
         updated_at=history.d.clock.now_iso(),
+        prefix_digest=chunk.prefix,
     )
     if chunk.parent_session_id and updated.links_to is None:
         parent = await first_holder(history.d.store, chunk.parent_session_id, target.id)
@@ -232,7 +252,7 @@ async def _new_cursor(store: Store, target: SyncTarget, source: Source) -> Curso
     # A resumed session appends to the same file: start where its copy ended.
     seed = await cursor_seed(store, source.path, target.id)
     if seed is not None and cursor.links_to is not None:
-        cursor.consumed, cursor.session_id, cursor.model = seed
+        cursor.consumed, cursor.session_id, cursor.model, cursor.prefix_digest = seed
     return cursor
 
 

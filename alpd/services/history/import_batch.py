@@ -186,6 +186,7 @@ async def write_batch(
             usage=usage,
             cost_usd=chunk.cost_usd,
             updated_at=at,
+            prefix_digest=chunk.prefix,
         )
         cost = chunk.cost_usd
         if cost is None:

@@ -40,7 +40,7 @@ __all__ = [
 
 CURSOR_COLUMNS: Final = (
     "execution_id, path, format, consumed, session_id, model, skipped, redactions, usage, "
-    "cost_usd, links_to, link_kind, updated_at"
+    "cost_usd, links_to, link_kind, updated_at, prefix_digest"
 )
 
 
@@ -61,6 +61,9 @@ class Cursor:
     links_to: str | None = None
     link_kind: str | None = None
     updated_at: str = ""
+    #: a digest of the file up to `consumed` as it was read (`chunks.prefix_digest`): a
+    #: resume checks it, and reads the file again from its start if it changed
+    prefix_digest: str | None = None
 
     def values(self) -> tuple[object, ...]:
         return (
@@ -77,6 +80,7 @@ class Cursor:
             self.links_to,
             self.link_kind,
             self.updated_at,
+            self.prefix_digest,
         )
 
 
@@ -106,6 +110,7 @@ class CursorSeed(NamedTuple):
     consumed: int
     session_id: str | None
     model: str | None
+    prefix_digest: str | None
 
 
 class CursorMoved(Exception):
@@ -153,13 +158,15 @@ async def resumed_holder(
 async def cursor_seed(store: Store, path: str, execution_id: str) -> CursorSeed | None:
     """The furthest copy of `path` another execution made."""
     seed = await store.fetchone(
-        "SELECT consumed, session_id, model FROM history_cursors WHERE path = ? "
+        "SELECT consumed, session_id, model, prefix_digest FROM history_cursors WHERE path = ? "
         "AND execution_id != ? ORDER BY consumed DESC LIMIT 1",
         (path, execution_id),
     )
     if seed is None:
         return None
-    return CursorSeed(int(seed["consumed"]), seed["session_id"], seed["model"])
+    return CursorSeed(
+        int(seed["consumed"]), seed["session_id"], seed["model"], seed["prefix_digest"]
+    )
 
 
 async def first_holder(store: Store, session_id: str, other_than: str) -> str | None:

@@ -135,6 +135,7 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("history_cursors", "links_to"): _ID,
     ("history_cursors", "link_kind"): _ENUM,
     ("history_cursors", "updated_at"): _TIME,
+    ("history_cursors", "prefix_digest"): _DIGEST,
     ("thread_docs", "thread_id"): _ID,
     ("thread_docs", "source"): _TIME,
     ("deliveries", "thread_id"): _ID,
