@@ -190,36 +190,134 @@ function checkOwner(socket: string): void {
   }
 }
 
+/** The code of the errors the client itself raises (REQUEST_TIMEOUT, REQUEST_CANCELLED,
+ *  CONNECTION_CLOSED): JSON-RPC's range for implementation-defined server errors is not
+ *  ours, so an application code outside every range the wire uses. */
+export const CLIENT_ERROR_CODE = -1;
+
+/** A request's deadline when nothing says otherwise. */
+export const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** What the client needs of a cancellation token: VS Code's `CancellationToken` is one. */
+export interface CancellationTokenLike {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): { dispose(): void };
+}
+
+export interface RequestOptions {
+  /** the deadline in ms (0: none); default: the client's `timeoutMs` */
+  timeoutMs?: number;
+  /** a user's cancellation (a cancelled progress, a closed picker): REQUEST_CANCELLED */
+  token?: CancellationTokenLike;
+}
+
+function cancelled(method: string): AlpError {
+  return new AlpError(CLIENT_ERROR_CODE, "REQUEST_CANCELLED", `${method} was cancelled`, { method });
+}
+
 export class AlpClient {
+  private closed = false;
+  private readonly closeWaiters = new Set<(error: Error) => void>();
+
   private constructor(
     readonly socket: string,
     private readonly connection: MessageConnection,
     private readonly stream: net.Socket,
-  ) {}
+  ) {
+    const closed = () => {
+      if (this.closed) return;
+      this.closed = true;
+      const error = this.closedError();
+      for (const reject of [...this.closeWaiters]) reject(error);
+    };
+    connection.onClose(closed);
+    stream.once("close", closed);
+  }
 
-  static async connect(socket: string = socketPath()): Promise<AlpClient> {
+  private closedError(method?: string): AlpError {
+    return new AlpError(CLIENT_ERROR_CODE, "CONNECTION_CLOSED", `the connection to alpd on ${this.socket} is closed`, {
+      method,
+    });
+  }
+
+  /** Whether the connection has ended (the daemon went away, or `dispose`). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  static async connect(socket: string = socketPath(), timeoutMs: number = DEFAULT_TIMEOUT_MS): Promise<AlpClient> {
     checkOwner(socket);
     const stream = await new Promise<net.Socket>((resolve, reject) => {
       const s = net.createConnection(socket);
-      s.once("connect", () => resolve(s));
-      s.once("error", (error) =>
-        reject(new Error(`no daemon answers on ${socket} (${error.message}); start it with: alpd --socket ${socket}`)),
-      );
+      const timer = setTimeout(() => {
+        s.destroy();
+        reject(new Error(`no daemon answers on ${socket} (timed out); start it with: alpd --socket ${socket}`));
+      }, timeoutMs);
+      s.once("connect", () => {
+        clearTimeout(timer);
+        resolve(s);
+      });
+      s.once("error", (error) => {
+        clearTimeout(timer);
+        reject(new Error(`no daemon answers on ${socket} (${error.message}); start it with: alpd --socket ${socket}`));
+      });
     });
+    // an error after connecting (a reset by a dying daemon) ends the connection, no more
+    stream.on("error", () => undefined);
     const connection = createMessageConnection(new StreamMessageReader(stream), new StreamMessageWriter(stream));
     connection.listen();
     return new AlpClient(socket, connection, stream);
   }
 
-  async request<T>(method: string, params: object = {}): Promise<T> {
+  /** Every request's deadline, unless the call gives its own (`RequestOptions.timeoutMs`). */
+  timeoutMs = DEFAULT_TIMEOUT_MS;
+
+  /** A request, bounded by a deadline (REQUEST_TIMEOUT) and, when the caller passes one, a
+   *  cancellation token (REQUEST_CANCELLED): either way the promise settles at once and a
+   *  late reply is dropped. (alpd has no `$/cancelRequest`: what the daemon was doing for it
+   *  finishes there; reads, which is all a cancellable request here is, change nothing.) */
+  async request<T>(method: string, params: object = {}, options: RequestOptions = {}): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const token = options.token;
+    if (token?.isCancellationRequested) throw cancelled(method);
+    const cleanups: (() => void)[] = [];
+    const bounded = new Promise<never>((_, reject) => {
+      if (timeoutMs > 0) {
+        const timer = setTimeout(
+          () =>
+            reject(
+              new AlpError(
+                CLIENT_ERROR_CODE,
+                "REQUEST_TIMEOUT",
+                `alpd did not answer ${method} within ${timeoutMs / 1000} s (on ${this.socket})`,
+                { method, timeoutMs },
+              ),
+            ),
+          timeoutMs,
+        );
+        cleanups.push(() => clearTimeout(timer));
+      }
+      if (token) {
+        const subscription = token.onCancellationRequested(() => reject(cancelled(method)));
+        cleanups.push(() => subscription.dispose());
+      }
+      if (this.closed) reject(this.closedError(method));
+      else this.closeWaiters.add(reject);
+      cleanups.push(() => this.closeWaiters.delete(reject));
+    });
+    bounded.catch(() => undefined); // whichever loses the race is nobody's business
     try {
-      return (await this.connection.sendRequest(method, params)) as T;
+      return (await Promise.race([this.connection.sendRequest(method, params), bounded])) as T;
     } catch (error) {
       if (error instanceof ResponseError) {
         const data = error.data as { name?: string } | undefined;
         throw new AlpError(error.code, data?.name ?? `JSONRPC_${error.code}`, error.message, error.data);
       }
+      // vscode-jsonrpc's own "Connection is closed" and the like: say it as the client does
+      if (!(error instanceof AlpError) && this.closed) throw this.closedError(method);
       throw error;
+    } finally {
+      for (const cleanup of cleanups) cleanup();
     }
   }
 
@@ -227,21 +325,21 @@ export class AlpClient {
     return this.request("daemon/ping");
   }
 
-  async listThreads(options: { cwd?: string; all?: boolean } = {}): Promise<Thread[]> {
-    const result = await this.request<{ threads: Thread[] }>("thread/list", options);
+  async listThreads(options: { cwd?: string; all?: boolean } = {}, request?: RequestOptions): Promise<Thread[]> {
+    const result = await this.request<{ threads: Thread[] }>("thread/list", options, request);
     return result.threads;
   }
 
-  showThread(threadId: string): Promise<ThreadShow> {
-    return this.request("thread/show", { threadId });
+  showThread(threadId: string, request?: RequestOptions): Promise<ThreadShow> {
+    return this.request("thread/show", { threadId }, request);
   }
 
   showExecution(executionId: string): Promise<Execution> {
     return this.request("execution/show", { executionId });
   }
 
-  async search(query: string, limit = 50): Promise<SearchHit[]> {
-    const result = await this.request<{ hits: SearchHit[] }>("history/search", { query, limit });
+  async search(query: string, limit = 50, request?: RequestOptions): Promise<SearchHit[]> {
+    const result = await this.request<{ hits: SearchHit[] }>("history/search", { query, limit }, request);
     return result.hits;
   }
 
@@ -261,8 +359,17 @@ export class AlpClient {
     return result.subscribed;
   }
 
+  /** `listener` runs once when the connection ends (at once if it has). */
   onClose(listener: () => void): void {
-    this.connection.onClose(listener);
+    if (this.closed) {
+      listener();
+      return;
+    }
+    const once = () => {
+      this.closeWaiters.delete(once);
+      listener();
+    };
+    this.closeWaiters.add(once);
   }
 
   dispose(): void {

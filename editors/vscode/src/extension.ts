@@ -2,13 +2,15 @@
 // history search, "Continue in terminal", live updates from events/subscribe.
 // Everything it knows comes from alpd over the socket (src/client.ts).
 import * as vscode from "vscode";
-import { AlpClient, AlpError, Execution, PsJob, PsQueued, Thread, socketPath } from "./client";
+import { AlpError, Execution, PsJob, PsQueued, Thread, socketPath } from "./client";
+import { LinkState, LiveConnection } from "./connection";
 import {
   hitLabel,
   jobDescription,
   jobLabel,
   queuedLabel,
   rootLabel,
+  detailsError,
   threadDetails,
   threadLabel,
 } from "./render";
@@ -21,41 +23,18 @@ type Node =
   | { type: "root"; root: Execution }
   | { type: "message"; text: string };
 
-class Connection {
-  private client: AlpClient | undefined;
-  private pending: Promise<AlpClient> | undefined;
-  readonly changed = new vscode.EventEmitter<{ method: string; threadId?: string }>();
+type Connection = LiveConnection;
 
-  private socket(): string {
-    const configured = vscode.workspace.getConfiguration("alp").get<string>("socket");
-    return configured || socketPath();
-  }
+/** What the views say while the daemon is away. */
+function disconnectedMessage(state: LinkState): string | undefined {
+  if (state.state !== "disconnected") return undefined;
+  return `Disconnected from alpd (${state.reason}); reconnecting in ${Math.ceil(state.retryInMs / 1000)} s…`;
+}
 
-  async get(): Promise<AlpClient> {
-    if (this.client) return this.client;
-    this.pending ??= AlpClient.connect(this.socket()).then(async (client) => {
-      client.onClose(() => {
-        this.client = undefined;
-        this.pending = undefined;
-      });
-      await client.subscribe((method, params) =>
-        this.changed.fire({ method, threadId: params.thread?.id ?? params.execution?.threadId ?? undefined }),
-      );
-      this.client = client;
-      return client;
-    });
-    try {
-      return await this.pending;
-    } catch (error) {
-      this.pending = undefined;
-      throw error;
-    }
-  }
-
-  dispose(): void {
-    this.client?.dispose();
-    this.changed.dispose();
-  }
+/** Say what went wrong — unless the person cancelled it themselves. */
+function showError(error: unknown): void {
+  if (error instanceof AlpError && error.name === "REQUEST_CANCELLED") return;
+  void vscode.window.showErrorMessage(`alp: ${describe(error)}`);
 }
 
 function describe(error: unknown): string {
@@ -186,21 +165,42 @@ class DetailsProvider implements vscode.TextDocumentContentProvider {
     this.emitter.fire(vscode.Uri.parse(`${SCHEME}:${threadId}.md`));
   }
 
-  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const threadId = uri.path.replace(/\.md$/, "");
-    try {
-      return threadDetails(await (await this.connection.get()).showThread(threadId));
-    } catch (error) {
-      return `# ${threadId}\n\n${describe(error)}\n`;
+  /** Every open details document asks again (after a loss, or once reconnected). */
+  updateAll(): void {
+    for (const document of vscode.workspace.textDocuments) {
+      if (document.uri.scheme === SCHEME) this.emitter.fire(document.uri);
     }
   }
+
+  async provideTextDocumentContent(uri: vscode.Uri, token: vscode.CancellationToken): Promise<string> {
+    const threadId = uri.path.replace(/\.md$/, "");
+    try {
+      return threadDetails(await (await this.connection.get()).showThread(threadId, { token }));
+    } catch (error) {
+      return detailsError(threadId, describe(error));
+    }
+  }
+}
+
+/** A request a person waits for: a cancellable progress notification, whose cancel (or the
+ *  client's deadline) ends the wait with a clear error. */
+function withCancellableProgress<T>(
+  title: string,
+  work: (token: vscode.CancellationToken) => Promise<T>,
+): Thenable<T> {
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    (_progress, token) => work(token),
+  );
 }
 
 async function pickThread(connection: Connection, given?: unknown): Promise<string | undefined> {
   if (typeof given === "string") return given;
   if (given && typeof given === "object" && "thread" in given) return (given as { thread: Thread }).thread.id;
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  const threads = await (await connection.get()).listThreads(cwd ? { cwd } : { all: true });
+  const threads = await withCancellableProgress("alp: listing threads", async (token) =>
+    (await connection.get()).listThreads(cwd ? { cwd } : { all: true }, { token }),
+  );
   const picked = await vscode.window.showQuickPick(
     threads.map((t) => ({ label: threadLabel(t), description: t.id, id: t.id })),
     { placeHolder: "Thread" },
@@ -209,33 +209,63 @@ async function pickThread(connection: Connection, given?: unknown): Promise<stri
 }
 
 export function activate(context: vscode.ExtensionContext): void {
-  const connection = new Connection();
+  const connection = new LiveConnection({
+    socket: () => vscode.workspace.getConfiguration("alp").get<string>("socket") || socketPath(),
+  });
   const threads = new ThreadsProvider(connection);
   const running = new RunningProvider(connection);
   const details = new DetailsProvider(connection);
+  const threadsView = vscode.window.createTreeView("alp.threads", { treeDataProvider: threads });
+  const runningView = vscode.window.createTreeView("alp.running", { treeDataProvider: running });
+  const refreshAll = () => {
+    threads.refresh();
+    running.refresh();
+    details.updateAll();
+  };
 
   context.subscriptions.push(
     connection,
-    vscode.window.registerTreeDataProvider("alp.threads", threads),
-    vscode.window.registerTreeDataProvider("alp.running", running),
+    threadsView,
+    runningView,
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, details),
-    connection.changed.event(({ threadId }) => {
+    connection.onChanged(({ threadId }) => {
       threads.refresh();
       running.refresh();
       if (threadId) details.update(threadId);
     }),
+    // the daemon went away: every view says so instead of showing what it last knew; once
+    // reconnected (and resubscribed), every view asks again
+    connection.onState((state) => {
+      const message = disconnectedMessage(state);
+      threadsView.message = message;
+      runningView.message = message;
+      if (state.state === "disconnected") refreshAll();
+    }),
+    connection.onReconnected(refreshAll),
     vscode.commands.registerCommand("alp.refresh", () => {
       threads.refresh();
       running.refresh();
     }),
     vscode.commands.registerCommand("alp.showThread", async (given?: unknown) => {
-      const id = await pickThread(connection, given);
+      let id: string | undefined;
+      try {
+        id = await pickThread(connection, given);
+      } catch (error) {
+        showError(error);
+        return;
+      }
       if (!id) return;
       const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(`${SCHEME}:${id}.md`));
       await vscode.commands.executeCommand("markdown.showPreview", document.uri);
     }),
     vscode.commands.registerCommand("alp.continueInTerminal", async (given?: unknown) => {
-      const id = await pickThread(connection, given);
+      let id: string | undefined;
+      try {
+        id = await pickThread(connection, given);
+      } catch (error) {
+        showError(error);
+        return;
+      }
       if (!id) return;
       const command = vscode.workspace.getConfiguration("alp").get<string>("command") || "alp";
       const terminal = vscode.window.createTerminal({
@@ -250,14 +280,16 @@ export function activate(context: vscode.ExtensionContext): void {
       const query = await vscode.window.showInputBox({ prompt: 'Search history: words, "a phrase", prefix*' });
       if (!query) return;
       try {
-        const hits = await (await connection.get()).search(query);
+        const hits = await withCancellableProgress(`alp: searching for ${query}`, async (token) =>
+          (await connection.get()).search(query, 50, { token }),
+        );
         const picked = await vscode.window.showQuickPick(
           hits.map((hit) => ({ ...hitLabel(hit), threadId: hit.threadId })),
           { placeHolder: `${hits.length} matches`, matchOnDetail: true },
         );
         if (picked?.threadId) await vscode.commands.executeCommand("alp.showThread", picked.threadId);
       } catch (error) {
-        void vscode.window.showErrorMessage(`alp: ${describe(error)}`);
+        showError(error);
       }
     }),
   );

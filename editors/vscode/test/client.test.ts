@@ -92,8 +92,9 @@ test("details show the recap's headline, gist and open tasks, else the pinned ob
       sourceRevision: 1,
     },
   });
-  assert.match(recap, /^# Ledger: schema settled\n/);
-  assert.ok(recap.includes("_Recap of context rev 1; derived, not authority._\n\nThe schema is settled.\n"), recap);
+  // daemon text is escaped Markdown (tests/details.test.ts renders it)
+  assert.match(recap, /^# Ledger\\: schema settled\n/);
+  assert.ok(recap.includes("_Recap of context rev 1; derived, not authority._\n\nThe schema is settled\\.\n"), recap);
   assert.ok(recap.includes("**Open tasks**\n\n- write the first migration\n"), recap);
   assert.ok(!recap.includes("ship the ledger\n\n## Roots"), recap);
   assert.equal(threadLabel({ ...show.thread, headline: "Ledger", busyRoot: "exec_2" }), "● Ledger");
