@@ -551,6 +551,17 @@ V14_RECAP_FAILURES: Final = (
 # NULL for cursors written before it: those resume as they did.
 V15_CURSOR_PREFIX: Final = ("ALTER TABLE history_cursors ADD COLUMN prefix_digest TEXT",)
 
+# An execution's row holds its policy (and its binding to the context it read): V2 refuses an
+# UPDATE of those columns, but a DELETE took the policy with the row. Nothing in alpd deletes
+# an execution; now the store refuses it, like the snapshots, compactions and context steps
+# refuse UPDATE and DELETE (tests/integration/threads/test_immutable_records.py tries each).
+V16_EXECUTIONS_NO_DELETE: Final = (
+    """
+    CREATE TRIGGER executions_no_delete BEFORE DELETE ON executions
+    BEGIN SELECT RAISE(ABORT, 'an execution and its policy are immutable'); END
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -567,6 +578,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V13_RECAPS,
     V14_RECAP_FAILURES,
     V15_CURSOR_PREFIX,
+    V16_EXECUTIONS_NO_DELETE,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)
