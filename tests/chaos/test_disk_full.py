@@ -131,3 +131,62 @@ def make_threads(daemon: DaemonProcess) -> list[str]:
         for i in range(20):
             assert create(conn, f"kept {i:02}") == "created"
         return titles(conn)
+
+
+def oversized_frame(socket_path: Path) -> None:
+    """One frame above the size limit: alpd refuses it and logs `frame_too_large`."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(socket_path))
+        with contextlib.suppress(OSError):
+            sock.sendall(b'{"jsonrpc":"2.0","id":1,"method":"daemon/ping","x":"' + b"a" * 1_100_000)
+            sock.sendall(b'"}\n')
+            sock.recv(4096)
+
+
+def test_a_full_disk_under_the_autostart_log_never_ends_the_daemon(tmp_path: Path) -> None:
+    """`alp` autostarts alpd with its output in `$ALP_HOME/alpd.log`; with that disk full,
+    every log line fails with ENOSPC. alpd goes on serving, and once space returns the log
+    resumes with a count of the lines it could not write."""
+    from alpctl.client import start_daemon
+
+    sock_dir = Path(tempfile.mkdtemp(prefix="alp-logfull-", dir="/tmp"))
+    socket_path = sock_dir / "alpd.sock"
+    with small_filesystem() as disk:
+        home = disk / "home"
+        pid = start_daemon(str(home), str(socket_path))
+        try:
+            log = home / "alpd.log"
+            with Client.connect(str(socket_path)) as conn:
+                assert create(conn, "before") == "created"
+            filler = fill(disk)
+            # more lines than the free end of the log's last page holds
+            for _ in range(60):
+                oversized_frame(socket_path)
+                with Client.connect(str(socket_path)) as conn:
+                    assert conn.call("daemon/ping")["pid"] == pid, log.read_text()[-2000:]
+            filler.unlink()
+            oversized_frame(socket_path)
+            with Client.connect(str(socket_path)) as conn:
+                assert conn.call("daemon/ping")["pid"] == pid
+                assert create(conn, "after") == "created"
+            text = log.read_text()
+            assert '"log_lines_lost"' in text, text[-2000:]
+            assert text.rstrip().endswith("}"), text[-500:]
+            assert "frame_too_large" in text.splitlines()[-1], text[-1000:]
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 15)
+            for _ in range(200):
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                import time
+
+                time.sleep(0.05)
+            if socket_path.exists():
+                socket_path.unlink()
+            sock_dir.rmdir()
