@@ -163,5 +163,11 @@ class InboxItemNotFound(AlpError):
     name = "INBOX_ITEM_NOT_FOUND"
 
 
+class NotFromARun(AlpError):
+    """Asked by a run: what only the person may do, or a reach beyond the run's own thread."""
+
+    name = "NOT_FROM_A_RUN"
+
+
 class WebUnavailable(AlpError):
     name = "WEB_UNAVAILABLE"

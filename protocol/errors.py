@@ -54,6 +54,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
     "QUEUE_FULL": (1025, "too many deliveries are waiting for this thread"),
     "HANDOFF_TOO_LARGE": (1026, "the handoff's summary is over its size cap"),
     "INBOX_ITEM_NOT_FOUND": (1027, "no such item in your inbox"),
+    "NOT_FROM_A_RUN": (
+        1028,
+        "only the person may do this, or a run reached beyond its own thread",
+    ),
     "SCHEDULE_NOT_FOUND": (1030, "no such schedule"),
     "SCHEDULE_INVALID": (1031, "the schedule's expression, interval, time or zone is not valid"),
     "WEB_UNAVAILABLE": (1050, "the web page cannot listen on its port"),

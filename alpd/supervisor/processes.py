@@ -5,6 +5,11 @@ ends, and start times restart with the machine. Ending a run: SIGTERM to its pro
 a grace period, then SIGKILL to whatever is left — including descendants that left the group
 with setsid/double-fork. Those are found by the `ALP_EXECUTION_ID` label every process of a
 run inherits (a process may drop it; then it also gave up being part of the run).
+
+Only processes that are provably the run's are signalled: the root (pid *and* start time),
+its descendants, and labelled processes of the same user born after the root. Never pid 1,
+never alpd or one of its ancestors, never another user's process, and the process group
+only when the root leads it (`protected`).
 """
 
 from __future__ import annotations
@@ -42,6 +47,14 @@ def identify(pid: int) -> ProcessIdentity | None:
         return None
 
 
+def uid_of(pid: int) -> int | None:
+    """The real uid of process `pid` (None when it is gone or hidden)."""
+    try:
+        return int(psutil.Process(pid).uids().real)
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
 def is_alive(identity: ProcessIdentity) -> bool:
     """True while the very process of `identity` runs (not a zombie, not a reused pid)."""
     if identity.boot_id != boot_id():
@@ -66,27 +79,54 @@ def ancestry(pid: int, limit: int = 64) -> list[int]:
     return chain
 
 
+def protected(pid: int) -> str | None:
+    """Why `pid` must never be attached to a run or signalled for one (None: it may be):
+    `init` for pid 1 and below, `alpd` for the daemon itself and its ancestors."""
+    if pid <= 1:
+        return "init"
+    if pid in ancestry(os.getpid()):
+        return "alpd"
+    return None
+
+
 def members(execution_id: str, root: ProcessIdentity | None) -> list[psutil.Process]:
-    """Every live process of a run: the root's descendants and anything labelled with it."""
+    """Every live process of a run that is provably its own: the root (its start time
+    checked) and its descendants, and processes of this user labelled with the run that were
+    born after the root (a label alone proves nothing: an older process cannot be the run's).
+    Without a live root nothing is found: no start time, no proof."""
     found: dict[int, psutil.Process] = {}
-    if root is not None and is_alive(root):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            top = psutil.Process(root.pid)
-            found[top.pid] = top
-            for child in top.children(recursive=True):
-                found[child.pid] = child
+    if root is None or not is_alive(root):
+        return []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        top = psutil.Process(root.pid)
+        found[top.pid] = top
+        for child in top.children(recursive=True):
+            found[child.pid] = child
     uid = os.getuid()
-    for process in psutil.process_iter(["uids"]):
-        if process.pid in found or process.pid == os.getpid():
+    for process in psutil.process_iter(["uids", "create_time"]):
+        if process.pid in found:
             continue
         try:
             if process.info["uids"] is None or process.info["uids"].real != uid:
+                continue
+            if (process.info["create_time"] or 0.0) < root.start_time:
                 continue
             if process.environ().get("ALP_EXECUTION_ID") == execution_id:
                 found[process.pid] = process
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
-    return list(found.values())
+    return [process for process in found.values() if protected(process.pid) is None]
+
+
+def _leads_its_group(root: ProcessIdentity) -> bool:
+    """The root is alive and the leader of its own process group (a headless run, started
+    in a session of its own): only then is its group the run's to signal."""
+    if protected(root.pid) is not None or not is_alive(root):
+        return False
+    try:
+        return os.getpgid(root.pid) == root.pid
+    except OSError:
+        return False
 
 
 def _signal_all(processes: list[psutil.Process], signum: int) -> None:
@@ -98,7 +138,8 @@ def _signal_all(processes: list[psutil.Process], signum: int) -> None:
 async def end_run(execution_id: str, root: ProcessIdentity | None, grace: float = 5.0) -> None:
     """SIGTERM the run's group and members, wait up to `grace`, then SIGKILL what is left."""
     targets = members(execution_id, root)
-    if root is not None and is_alive(root):
+    group = root is not None and _leads_its_group(root)
+    if group and root is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(root.pid, signal.SIGTERM)
     _signal_all(targets, signal.SIGTERM)
@@ -107,7 +148,9 @@ async def end_run(execution_id: str, root: ProcessIdentity | None, grace: float 
             await anyio.sleep(0.05)
     # Look again: a process may have forked while dying.
     leftovers = [p for p in [*targets, *members(execution_id, root)] if _running(p)]
-    if root is not None:
+    if group and root is not None:
+        # The group was the root's when we began; a pid is not reused while it is the id
+        # of a process group that still has members, so this reaches only what is left of it.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(root.pid, signal.SIGKILL)
     _signal_all(leftovers, signal.SIGKILL)

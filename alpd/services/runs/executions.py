@@ -24,7 +24,13 @@ from alpd.domain.runs.agents import AgentDefinition, AgentsConfig
 from alpd.domain.runs.outcomes import outcome_of
 from alpd.domain.runs.policy import Origin, Policy, PolicyRequest, build_policy
 from alpd.domain.secrets.filter import redact
-from alpd.errors import ExecutionPolicyTampered, ExecutionSettled, InvalidArgument, SpawnFailed
+from alpd.errors import (
+    ExecutionPolicyTampered,
+    ExecutionSettled,
+    InvalidArgument,
+    PermissionDenied,
+    SpawnFailed,
+)
 from alpd.runtimes.base import LaunchSpec
 from alpd.runtimes.registry import adapter as runtime_adapter
 from alpd.services.context import Caller, Daemon
@@ -43,7 +49,7 @@ from alpd.services.runs.settle import settle_execution
 from alpd.services.threads.lifecycle import ThreadService
 from alpd.store.db import Tx
 from alpd.store.runs import execution_by_id, execution_head, record_running
-from alpd.supervisor.processes import ProcessIdentity, identify
+from alpd.supervisor.processes import ProcessIdentity, ancestry, identify, protected, uid_of
 from alpd.supervisor.supervisor import ExitReport, Supervisor
 from alpd.workspace import workspace_of
 from protocol import jsonrpc
@@ -233,6 +239,7 @@ class Executions:
         identity = identify(params.pid)
         if identity is None:
             raise InvalidArgument(f"no process {params.pid}", pid=params.pid)
+        refuse_foreign_process(caller, record.launcher_pid, params.pid)
         return await self.mark_running(params.execution_id, identity)
 
     # settle
@@ -309,4 +316,46 @@ class Executions:
         return await reconcile(self, thread_id)
 
 
-__all__ = ["DEFAULT_AGENT", "Executions"]
+def refuse_foreign_process(caller: Caller, launcher_pid: int | None, pid: int) -> None:
+    """PERMISSION_DENIED unless `pid` may stand for an interactive run: a process the caller
+    (or the run's launcher) started, of the caller's uid — never pid 1, alpd or one of its
+    ancestors, nor the caller or one of its ancestors. Whatever is attached is what
+    `execution/cancel` signals and whose descendants may pin into the thread."""
+    reason = protected(pid)
+    if reason == "init":
+        raise PermissionDenied(
+            f"process {pid} is init: attach the process your client started for this run",
+            pid=pid,
+            reason="init",
+        )
+    if pid in ancestry(caller.pid):
+        raise PermissionDenied(
+            f"process {pid} is the caller or one of its ancestors: attach the child your "
+            "client started for this run, not the client or its shell",
+            pid=pid,
+            reason="ancestor",
+        )
+    if reason == "alpd":
+        raise PermissionDenied(
+            f"process {pid} is alpd or one of its ancestors, never a run: attach the process "
+            "your client started for this run",
+            pid=pid,
+            reason="alpd",
+        )
+    chain = ancestry(pid)[1:]
+    parents = {caller.pid} if launcher_pid is None else {caller.pid, launcher_pid}
+    if not parents.intersection(chain):
+        raise PermissionDenied(
+            f"process {pid} was not started by the caller nor by the run's launcher: attach "
+            "the process your client started for this run",
+            pid=pid,
+            reason="not-a-descendant",
+        )
+    owner = uid_of(pid)
+    if owner != caller.uid:
+        raise PermissionDenied(
+            f"process {pid} belongs to another user", pid=pid, reason="other-user"
+        )
+
+
+__all__ = ["DEFAULT_AGENT", "Executions", "refuse_foreign_process"]
