@@ -99,6 +99,35 @@ def test_arrows_point_one_way(package: str) -> None:
     assert offending == []
 
 
+#: capability → the other capabilities its services may use (each package's __init__ says so)
+CAPABILITY_USES = {
+    "threads": {"runs", "history"},
+    "runs": {"threads", "recap", "history"},
+    "history": {"runs"},
+    "conversation": {"threads", "runs", "history", "schedules"},
+    "schedules": {"threads", "runs", "conversation"},
+    "recap": {"threads", "runs", "history", "conversation"},
+}
+
+
+@pytest.mark.parametrize("capability", sorted(CAPABILITY_USES))
+def test_a_capability_uses_only_the_ones_it_names(capability: str) -> None:
+    allowed = CAPABILITY_USES[capability] | {capability, "context"}
+    offending = [
+        f"{_relative(path)} imports {name}"
+        for path in _python_files(f"alpd/services/{capability}")
+        for name in sorted(_imports(path))
+        if name.startswith("alpd.services.") and name.split(".")[2] not in allowed
+    ]
+    assert offending == [], "add it to its __init__ and CAPABILITY_USES, or go through another"
+    documented = ast.get_docstring(
+        ast.parse((ALPD / "services" / capability / "__init__.py").read_text())
+    )
+    assert documented is not None
+    for used in CAPABILITY_USES[capability]:
+        assert f"services.{used}" in documented, f"{capability}/__init__.py names {used}"
+
+
 def test_the_domain_does_no_io() -> None:
     io_modules = {"aiosqlite", "anyio", "asyncio", "socket", "subprocess", "psutil", "structlog"}
     offending = [

@@ -16,10 +16,11 @@ from __future__ import annotations
 import os
 
 from alpd.domain.runs.policy import Origin, SessionKind, decode_policy
-from alpd.errors import KindNotAllowed, PermissionDenied, ThreadClosed, ThreadNotFound
+from alpd.errors import KindNotAllowed, ThreadClosed, ThreadNotFound
 from alpd.services.context import Caller
 from alpd.services.runs.executions import DEFAULT_AGENT, Executions
 from alpd.services.runs.reserve import InUnit, Prepared
+from alpd.services.threads.lifecycle import check_owner
 from alpd.store.conversation.delivery import (
     last_root_agent,
     last_root_policy,
@@ -88,8 +89,8 @@ async def prepare_background_root(
         raise ThreadNotFound(
             f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
         )
-    if requested_by is not None and thread.owner_uid != requested_by.uid:
-        raise PermissionDenied(f"thread {thread.id} belongs to another user", threadId=thread.id)
+    if requested_by is not None:
+        check_owner(thread, requested_by)
     if thread.status != "open":
         raise ThreadClosed(
             f"thread {thread_id} is {thread.status}; nothing can run in it any more",

@@ -1,6 +1,7 @@
 """History: copying runtimes' transcripts into the store (sync, import, the reader process),
 labels, full-text search.
 
-May import alpd.domain, alpd.store, alpd.services.context; the reader process (read_worker)
-imports nothing of alpd.store.
+May import alpd.domain, alpd.store, services.context and services.runs (the runs whose
+transcripts it copies); the reader process (read_worker) loads nothing of alpd.store but
+entry_rows.
 """

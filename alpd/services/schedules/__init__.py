@@ -1,4 +1,6 @@
-"""Schedules: create, list, show, pause, resume, delete; the scheduler task fires them.
+"""Schedules: create, list, show, pause, resume, delete; the scheduler task (alpd.background) fires
+them.
 
-May import alpd.domain, alpd.store, alpd.services.runs and alpd.services.conversation.
+May import alpd.domain, alpd.store, services.context, services.threads, services.runs and
+services.conversation (a fire wakes its thread); never a door.
 """

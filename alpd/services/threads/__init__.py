@@ -1,5 +1,7 @@
-"""Threads: create, list, show, close, archive; names, snapshots, pins, clear and undo.
+"""Threads: create, list, show, close, archive; names, snapshots and checkpoints, pins, clear and
+undo.
 
-May import alpd.domain, alpd.store, alpd.services.context and alpd.services.runs.leases; never a
-door (rpc, web).
+May import alpd.domain, alpd.store, services.context, services.runs (who is calling, an
+execution's policy, the executions a clear or undo waits on) and services.history.summary; never
+a door.
 """
