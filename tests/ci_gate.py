@@ -4,8 +4,8 @@ A CI run that skips its end-to-end tests, or the tests that need root (a second 
 peer-credential checks, chown, a network namespace), proves nothing while it goes green.
 Locally, without root or without the runtimes, those tests skip with their reason; under
 `CI=true` (`.ci/run` exports it) the skip is turned into a failure that names the test and
-the reason. Which tests must run is said by their markers: `e2e`, `needs_root`, `editors`
-and `browser`.
+the reason. Which tests must run is said by their markers: `e2e`, `needs_root`, `editors`,
+`browser` and `systemd` (systemd-analyze).
 
 Loaded by `tests/conftest.py`; a plain pytest plugin (`-p ci_gate`), so its own test can run
 it on a scratch test file.
@@ -19,7 +19,7 @@ from typing import Final
 
 import pytest
 
-MUST_RUN: Final = ("e2e", "needs_root", "editors", "browser")
+MUST_RUN: Final = ("e2e", "needs_root", "editors", "browser", "systemd")
 
 
 def in_ci() -> bool:

@@ -65,3 +65,42 @@ def test_without_ci_they_only_skip(tmp_path: Path) -> None:
 def test_ci_run_exports_ci_true() -> None:
     script = (TESTS.parent / ".ci" / "run").read_text()
     assert "export CI=true" in script.split("make test")[0]
+
+
+def run_real(tests: list[str], tmp_path: Path, *, path: str, shadow: bool = False) -> str:
+    """The repository's own test files under CI=true, with `PATH` set to `path` and, with
+    `shadow`, a `playwright` that cannot be imported (as if it were not installed)."""
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env.update(CI="true", PATH=path)
+    if shadow:
+        fake = tmp_path / "shadow" / "playwright"
+        fake.mkdir(parents=True)
+        (fake / "__init__.py").write_text("raise ImportError('not installed')\n")
+        env["PYTHONPATH"] = str(fake.parent)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-x", "-q", "-rA", "-p", "no:cacheprovider", *tests],
+        cwd=TESTS.parent, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:]
+    return done.stdout
+
+
+def test_under_ci_the_real_browser_tests_fail_when_they_would_skip(tmp_path: Path) -> None:
+    out = run_real(
+        ["tests/browser/test_web_page.py"], tmp_path, path=os.environ["PATH"], shadow=True
+    )
+    assert "CI=true and this browser test was skipped: playwright is not installed" in out, out
+
+
+def test_under_ci_the_real_editors_tests_fail_when_they_would_skip(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = run_real(["tests/editors/test_nvim_plugin.py"], tmp_path, path=str(empty))
+    assert "CI=true and this editors test was skipped: nvim is not on PATH" in out, out
+
+
+def test_under_ci_the_systemd_analyze_tests_fail_when_they_would_skip(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = run_real(["tests/unit/test_units.py"], tmp_path, path=str(empty))
+    assert "CI=true and this systemd test was skipped: systemd-analyze not installed" in out, out
