@@ -562,6 +562,23 @@ V16_EXECUTIONS_NO_DELETE: Final = (
     """,
 )
 
+# Pushes sent from inside a run obey the handoffs' loop guards (issue 21; rules in
+# alpd/domain/conversation/guards.py): such a delivery records the thread it came from, the
+# chain it continues and its hop, and when it was sent on the guards' clock (epoch seconds).
+# The pair's pushes in the window count against the pair's quota; the chain's last send ends
+# a quiet chain. Rows of pushes by a person keep them NULL.
+V17_PUSH_CHAINS: Final = (
+    "ALTER TABLE deliveries ADD COLUMN from_thread_id TEXT REFERENCES threads (id)",
+    "ALTER TABLE deliveries ADD COLUMN chain_id TEXT",
+    "ALTER TABLE deliveries ADD COLUMN hop INTEGER",
+    "ALTER TABLE deliveries ADD COLUMN sent_at REAL",
+    """
+    CREATE INDEX deliveries_pair ON deliveries (from_thread_id, thread_id, sent_at)
+    WHERE from_thread_id IS NOT NULL
+    """,
+    "CREATE INDEX deliveries_chain ON deliveries (chain_id) WHERE chain_id IS NOT NULL",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -579,6 +596,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V14_RECAP_FAILURES,
     V15_CURSOR_PREFIX,
     V16_EXECUTIONS_NO_DELETE,
+    V17_PUSH_CHAINS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

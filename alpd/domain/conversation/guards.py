@@ -1,5 +1,11 @@
 """Loop guards for handoffs between threads: pure rules over plain data, time a parameter.
 
+Pushes sent from inside a run (`thread/push` whose caller is an execution) obey the same rules
+(`HandoffService.push_guard`): a ring of runs pushing to each other is a loop like any other
+(one ran 440 runs in 30 s). Such a push continues the chain of what reached its run, counts
+against its pair's quota with the pair's handoffs, and is refused with the same names. A
+push by a person, a script or an alert outside any run starts nothing and is not counted.
+
 Agents that message each other generate loops; these rules are what stops them. The service
 (`alpd.services.conversation.handoffs`) loads the rows these functions need inside ONE write
 transaction,
@@ -162,8 +168,9 @@ def admit(
         chain_id, hop, new_chain = link.chain_id, link.hop + 1, False
     if hop > limits.hop_bound:
         raise HandoffLoop(
-            f"this would be hop {hop} of a handoff chain; at most {limits.hop_bound} hops "
-            "(send, reply, one more reply) go between threads before a person steps in. "
+            f"this would be hop {hop} of a handoff chain (handoffs and pushes sent from runs); "
+            f"at most {limits.hop_bound} hops (send, reply, one more reply) go between "
+            "threads before a person steps in. "
             f"The chain expires after {limits.chain_quiet_seconds:g} s without a send",
             chainId=chain_id,
             hop=hop,
@@ -174,7 +181,7 @@ def admit(
     if len(live) >= limits.pair_quota:
         retry = max(now, min(frees_at(slot, limits, holder=holder) for slot in live))
         raise HandoffRateLimited(
-            f"{len(live)} handoffs between these threads in the last "
+            f"{len(live)} handoffs (or pushes from runs) between these threads in the last "
             f"{limits.pair_window_seconds:g} s; at most {limits.pair_quota}. Try again in "
             f"{retry - now:.0f} s",
             quota=limits.pair_quota,

@@ -69,7 +69,7 @@ from alpd.errors import (
 )
 from alpd.services.context import Caller
 from alpd.services.conversation.inject import acknowledge, hand_out
-from alpd.services.conversation.submit import QUEUE_MAX, Submission, store_delivery
+from alpd.services.conversation.submit import QUEUE_MAX, StoredUnit, Submission, store_delivery
 from alpd.services.conversation.wake import (
     agent_for_thread,
     open_background_root,
@@ -114,6 +114,20 @@ class Submitted:
     execution: m.Execution | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PushGuard:
+    """What the loop guards make of a push sent from a run: who sent it (`execution:ID`) and
+    the writes that admit it (or refuse it) in the unit that stores it."""
+
+    by: str
+    in_unit: StoredUnit
+
+
+#: the loop guards of pushes (`HandoffService.push_guard`): given the caller and the target
+#: thread, None for a caller that is no run
+PushGuards = Callable[[Caller, str], Awaitable[PushGuard | None]]
+
+
 class _RoundChanged(Exception):
     """A round's deliveries were taken by someone else between read and claim."""
 
@@ -126,6 +140,8 @@ class DeliveryService:
         self._wanted: set[str] = set()
         self._wakeup = anyio.Event()
         self.on_landed: list[Landed] = []
+        #: set by the handoff service: pushes from runs obey its loop guards
+        self.push_guard: PushGuards | None = None
 
     async def _landed(self, ids: list[int], how: Landing, execution_id: str | None) -> None:
         for listener in self.on_landed:
@@ -325,15 +341,21 @@ async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -
         raise InvalidArgument("name who is pushing (`--from LABEL`)")
     if not params.text.strip():
         raise InvalidArgument("nothing to push: the text is empty")
+    guard = await service.push_guard(caller, params.thread_id) if service.push_guard else None
     submitted = await service.submit(
         Submission(
             thread_id=params.thread_id,
             kind="push",
-            origin=Origin(door=params.door, by=f"uid:{caller.uid}", push_source=source),
+            origin=Origin(
+                door=params.door,
+                by=guard.by if guard is not None else f"uid:{caller.uid}",
+                push_source=source,
+            ),
             source=Source(kind="push", label=source, at=service.d.clock.now_iso()),
             text=params.text,
             agent=params.agent,
             notify=params.notify,
+            in_unit=guard.in_unit if guard is not None else None,
         ),
         requested_by=caller,
     )
@@ -351,6 +373,8 @@ __all__ = [
     "DeliveryService",
     "Landed",
     "Landing",
+    "PushGuard",
+    "PushGuards",
     "Submission",
     "Submitted",
     "push",

@@ -48,7 +48,7 @@ from alpd.errors import (
 )
 from alpd.services.context import Caller
 from alpd.services.conversation.artifacts import describe_artifacts
-from alpd.services.conversation.delivery import DeliveryService, Landing, Submission
+from alpd.services.conversation.delivery import DeliveryService, Landing, PushGuard, Submission
 from alpd.services.conversation.handoff_rows import handoff_by_id, publish_delivered
 from alpd.services.conversation.inbox import hold
 from alpd.services.runs.callers import execution_of_caller
@@ -71,6 +71,7 @@ class HandoffService:
         #: this daemon instance: reservations it holds are always committed or released
         self.holder = holder
         delivery.on_landed.append(self.landed)
+        delivery.push_guard = self.push_guard
 
     @property
     def limits(self) -> GuardLimits:
@@ -194,7 +195,10 @@ class HandoffService:
                 else None
             )
             since = now - limits.pair_window_seconds
-            slots = await store.pair_slots(tx, source.id, target.id, since)
+            slots = [
+                *await store.pair_slots(tx, source.id, target.id, since),
+                *await store.push_slots(tx, source.id, target.id, since),
+            ]
             try:
                 admission = admit(
                     limits,
@@ -232,6 +236,45 @@ class HandoffService:
             return handoff_id, _iso(now)
 
         return await self.d.store.write(unit)
+
+    async def push_guard(self, caller: Caller, target_id: str) -> PushGuard | None:
+        """The loop guards for a push (module `alpd.domain.conversation.guards`): None when
+        the caller is no run (a person, a script, an alert); from a run, who sends it and the
+        writes that admit it inside the unit that stores it — the chain it continues and its
+        hop, its pair's quota counted with the pair's handoffs — or refuse it
+        (`HANDOFF_LOOP`, `HANDOFF_RATE_LIMITED`), storing nothing."""
+        try:
+            execution = await execution_of_caller(self.d.store, caller)
+        except PinOutsideExecution:
+            return None
+        source_id = execution.thread_id
+        if source_id is None:
+            return None
+        limits = self.limits
+        now = self.d.clock.now().timestamp()
+        chain_id = self.d.clock.new_id("chain_")
+
+        async def unit(tx: Tx, delivery_id: int) -> None:
+            link = await store.chain_link(tx, execution.id, execution.root_id or execution.id)
+            since = now - limits.pair_window_seconds
+            slots = [
+                *await store.pair_slots(tx, source_id, target_id, since),
+                *await store.push_slots(tx, source_id, target_id, since, exclude=delivery_id),
+            ]
+            try:
+                admission = admit(
+                    limits, now=now, holder=self.holder, slots=slots, link=link,
+                    new_chain_id=chain_id,
+                )  # fmt: skip
+            except HandoffRateLimited as exc:
+                exc.data["retryAt"] = _iso(now + float(exc.data["retryAfterSeconds"]))
+                exc.data["sourceId"], exc.data["targetId"] = source_id, target_id
+                raise
+            await store.record_push_chain(
+                tx, delivery_id, source_id, admission.chain_id, admission.hop, now
+            )
+
+        return PushGuard(by=f"execution:{execution.id}", in_unit=unit)
 
     async def _woke(self, handoff_id: str) -> None:
         """It opened a root at once: it woke the thread rather than waited in its queue."""

@@ -44,7 +44,9 @@ __all__ = [
     "mark_woke",
     "owned_handoff",
     "pair_slots",
+    "push_slots",
     "record_confirmed",
+    "record_push_chain",
     "release_slot",
     "route_end",
     "thread_handoffs",
@@ -181,23 +183,53 @@ async def route_end(tx: Tx, thread_id: str) -> RouteEnd | None:
 
 
 async def chain_link(tx: Tx, execution_id: str, root_id: str) -> ChainLink | None:
-    """The handoff chain a run continues: the deepest handoff delivered into it or into its
-    root (`root_id`), woken or injected; None when no handoff reached it."""
+    """The chain a run continues: the deepest handoff, or push sent from a run, delivered
+    into it or into its root (`root_id`), woken or injected; None when none reached it. Its
+    last send is the latest of the chain's handoffs and pushes."""
     async with tx.execute(
         "SELECT h.chain_id, h.hop FROM deliveries d "
         "JOIN handoffs h ON h.id = json_extract(d.origin, '$.handoffId') "
-        "WHERE d.execution_id IN (?, ?) AND d.status IN ('delivered', 'injected') "
-        "ORDER BY h.hop DESC LIMIT 1",
+        "WHERE d.execution_id IN (?1, ?2) AND d.status IN ('delivered', 'injected') "
+        "UNION ALL SELECT chain_id, hop FROM deliveries WHERE execution_id IN (?1, ?2) "
+        "AND status IN ('delivered', 'injected') AND chain_id IS NOT NULL "
+        "ORDER BY hop DESC LIMIT 1",
         (execution_id, root_id),
     ) as cur:
         row = await cur.fetchone()
     if row is None:
         return None
     async with tx.execute(
-        "SELECT max(reserved_at) FROM handoffs WHERE chain_id = ?", (row["chain_id"],)
+        "SELECT max(at) FROM (SELECT max(reserved_at) AS at FROM handoffs WHERE chain_id = ?1 "
+        "UNION ALL SELECT max(sent_at) FROM deliveries WHERE chain_id = ?1)",
+        (row["chain_id"],),
     ) as cur:
         last = await cur.fetchone()
     return ChainLink(row["chain_id"], int(row["hop"]), float(last[0]))  # type: ignore[index]
+
+
+async def push_slots(
+    tx: Tx, source_id: str, target_id: str, since: float, exclude: int | None = None
+) -> list[Slot]:
+    """The pushes sent from runs of `source_id` into `target_id` at or after `since` (epoch
+    seconds), as committed slots of the pair (a failed one never counts); `exclude`: the
+    delivery being admitted."""
+    async with tx.execute(
+        "SELECT id, sent_at FROM deliveries WHERE from_thread_id = ? AND thread_id = ? "
+        "AND sent_at >= ? AND status != 'failed' AND id IS NOT ?",
+        (source_id, target_id, since, exclude),
+    ) as cur:
+        rows = await cur.fetchall()
+    return [Slot(f"delivery:{r['id']}", float(r["sent_at"]), "committed", "") for r in rows]
+
+
+async def record_push_chain(
+    tx: Tx, delivery_id: int, source_id: str, chain_id: str, hop: int, sent_at: float
+) -> None:
+    """Record on a push sent from a run where it came from, its chain and hop, and when."""
+    await tx.execute(
+        "UPDATE deliveries SET from_thread_id = ?, chain_id = ?, hop = ?, sent_at = ? WHERE id = ?",
+        (source_id, chain_id, hop, sent_at, delivery_id),
+    )
 
 
 async def pair_slots(tx: Tx, source_id: str, target_id: str, since: float) -> list[Slot]:
