@@ -3,7 +3,9 @@
 The daemon returns a launch spec (argv, env additions, cwd); we run it as our child in the
 foreground (it owns the terminal, Ctrl-C goes to it, not to us), register its pid with
 `execution/attach` so pins from inside it are recognised, and settle the root with its exit
-status. If we die first, alpd still sees the process end and reconciles the root.
+status. The run is collected (reaped) only after that settle: while it is our zombie, alpd
+leaves the root to us, so a run that exited 0 is `completed` however short it was. If we die
+first, alpd still sees the process end and reconciles the root.
 
 `alp`'s own exit code keeps its contract (0 the run completed, 1 it did not); the runtime's
 exit status is reported beside it, in the closing line and as `exitCode` with `--json`, so a
@@ -58,12 +60,15 @@ def run_interactive(client: Client, result: dict[str, Any], out: Output) -> int:
     client.call("execution/attach", {"executionId": execution["id"], "pid": process.pid})
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        returncode = process.wait()
+        returncode = wait_uncollected(process)
     finally:
         signal.signal(signal.SIGINT, previous)
     outcome = outcome_for(returncode)
     exit_code = returncode if returncode >= 0 else 128 - returncode
-    settled = settle(client, execution, outcome, exit_code)
+    try:
+        settled = settle(client, execution, outcome, exit_code)
+    finally:
+        process.wait()  # collected only now: until then alpd leaves the root to us
     thread = result["thread"]
     if out.as_json:
         out.json({"thread": thread, "execution": settled or execution, "exitCode": exit_code})
@@ -74,6 +79,19 @@ def run_interactive(client: Client, result: dict[str, Any], out: Output) -> int:
         file=sys.stderr,
     )
     return EXIT_OK if outcome == "completed" else EXIT_DOMAIN
+
+
+def wait_uncollected(process: subprocess.Popen[bytes]) -> int:
+    """Wait for the run to end without collecting it: while it is our zombie, alpd's
+    reconcile knows its exit status is still ours to report, and never settles the root
+    `interrupted` between the run's end and our settle (very short runs lost that race).
+    Popen's convention: the exit status, or -N for a signal."""
+    info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+    if info is None:  # not ended after all (cannot happen without WNOHANG)
+        return process.wait()
+    if info.si_code == os.CLD_EXITED:
+        return info.si_status
+    return -info.si_status
 
 
 def settle(

@@ -68,6 +68,21 @@ def is_alive(identity: ProcessIdentity) -> bool:
         return False
 
 
+def ended_uncollected_by(identity: ProcessIdentity, parent_pid: int | None) -> bool:
+    """True while the process of `identity` has ended but `parent_pid`, its parent, has not
+    collected its exit status yet (a zombie of that parent): the parent still holds how it
+    ended. `alp` keeps its interactive run in that state until it has settled the root."""
+    if parent_pid is None or identity.boot_id != boot_id():
+        return False
+    try:
+        process = psutil.Process(identity.pid)
+        if abs(process.create_time() - identity.start_time) > 0.01:
+            return False
+        return process.status() == psutil.STATUS_ZOMBIE and process.ppid() == parent_pid
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
 def ancestry(pid: int, limit: int = 64) -> list[int]:
     """`pid` and its parents up to init (bounded, so a loop in /proc cannot hang us)."""
     chain: list[int] = []

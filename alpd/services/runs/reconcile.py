@@ -7,7 +7,9 @@ periodically. A root whose process vanished before settling is settled `interrup
 Per kind: a *headless* run whose process is alive but unwatched (alpd restarted) is re-adopted
 and watched to its end; one that ended while alpd was down is settled from its
 `exit-status` file. An *interactive* run belongs to the client's terminal: when its process
-(or, before attach, its launching client) is gone, it is `interrupted`.
+(or, before attach, its launching client) is gone, it is `interrupted`. A process that has
+ended but is still a zombie of its launching client is left alone: the client holds its exit
+status (`alp` collects it only after settling) and settles the root with it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from alpd.domain.runs.outcomes import outcome_of
 from alpd.errors import ExecutionSettled
 from alpd.services.context import Caller, Daemon
 from alpd.store.runs import ExecutionRecord, unsettled_executions
-from alpd.supervisor.processes import ProcessIdentity, is_alive
+from alpd.supervisor.processes import ProcessIdentity, ended_uncollected_by, is_alive
 from alpd.supervisor.supervisor import Supervisor, output_tail, read_exit_status
 from protocol import messages as m
 
@@ -89,7 +91,11 @@ def _verdict(executions: Settling, row: ExecutionRecord) -> m.Outcome | None:
             return None
         return "interrupted"
     if identity is not None:
-        return None if is_alive(identity) else "interrupted"
+        if is_alive(identity) or ended_uncollected_by(identity, row.launcher_pid):
+            # Ended but not yet collected by its launching client: the client has its exit
+            # status and settles the root with it (a run that exited 0 is `completed`).
+            return None
+        return "interrupted"
     launcher = row.launcher_pid
     return None if launcher is not None and psutil.pid_exists(launcher) else "interrupted"
 
