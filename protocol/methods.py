@@ -104,7 +104,7 @@ METHODS: dict[str, MethodSpec] = {
         m.ThreadShowParams,
         m.ThreadShowResult,
         "reconcile, then thread + roots + context",
-        errors=(*_THREAD, "THREAD_CONTEXT_TAMPERED"),
+        errors=(*_THREAD, "THREAD_CONTEXT_TAMPERED", "HISTORY_ENTRY_TAMPERED"),
     ),
     "thread/recap": MethodSpec(
         m.ThreadRecapParams,
@@ -171,7 +171,7 @@ METHODS: dict[str, MethodSpec] = {
         m.Execution,
         "end an execution; cascades down its graph",
         blocking=True,
-        errors=_EXECUTION,
+        errors=(*_EXECUTION, "EXECUTION_SETTLED"),
     ),
     "execution/delegate": MethodSpec(
         m.DelegateParams,
@@ -212,7 +212,7 @@ METHODS: dict[str, MethodSpec] = {
         m.HistorySearchParams,
         m.HistorySearchResult,
         "full-text search across the caller's threads and legacy imports (bm25, snippets)",
-        errors=_THREAD,
+        errors=(*_THREAD, "HISTORY_ENTRY_TAMPERED"),
     ),
     "thread/push": MethodSpec(
         m.PushParams,

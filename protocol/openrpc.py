@@ -9,6 +9,11 @@ How the document maps the wire (the choices OpenRPC leaves open):
 - Server → client notifications (sent after `events/subscribe`) are not methods a client
   calls, so they sit in the `x-notifications` extension: one entry per notification method,
   shaped like a method without a result (`name`, `description`, `params`).
+- Limits the daemon enforces itself, with a named error, are in the schemas too (they change
+  no decoding): a text capped in UTF-8 bytes has `x-maxBytes` (and `x-error`, the error
+  above it) and a `maxLength` no larger, a bounded integer `minimum`/`maximum`. A rule over
+  several params is an `x-` member of the method: `x-exactlyOneOf` lists params of which a
+  call names exactly one (schedule/create: `cron`, `every`, `at`; SCHEDULE_INVALID else).
 - Every `$ref` points inside the document (`#/components/...`), so dereferencing needs no
   network, and none is recursive, so it terminates: the OpenRPC tooling expands references
   in place and never returns from a cycle. A type that contains itself (`TreeNode.children`)
@@ -76,6 +81,25 @@ def _break_cycles(components: dict[str, Any]) -> None:
             visit(name, ())
 
 
+#: params of which a call must name exactly one (the daemon answers the error otherwise)
+EXACTLY_ONE_OF: dict[str, tuple[tuple[str, ...], str]] = {
+    "schedule/create": (("cron", "every", "at"), "SCHEDULE_INVALID"),
+}
+
+
+def _cap_lengths(node: Any) -> None:
+    """A byte cap bounds the characters too: `maxLength` is at most `x-maxBytes` (a decode
+    bound of the wire type may be looser)."""
+    if isinstance(node, dict):
+        if "x-maxBytes" in node and node.get("maxLength", node["x-maxBytes"]) > node["x-maxBytes"]:
+            node["maxLength"] = node["x-maxBytes"]
+        for child in node.values():
+            _cap_lengths(child)
+    elif isinstance(node, list):
+        for child in node:
+            _cap_lengths(child)
+
+
 def _error_refs(names: tuple[str, ...]) -> list[dict[str, str]]:
     ordered = dict.fromkeys((*names, *COMMON_ERRORS))
     return [{"$ref": f"#/components/errors/{name}"} for name in ordered]
@@ -88,20 +112,26 @@ def build_document() -> dict[str, Any]:
     types += list(NOTIFICATIONS.values())
     schemas, components = msgspec.json.schema_components(types, ref_template=_SCHEMAS + "{name}")
     _break_cycles(components)
+    _cap_lengths(components)
     refs = iter(schemas)
     methods = []
     for name, spec in METHODS.items():
         params_schema, result_schema = next(refs), next(refs)
-        methods.append(
-            {
-                "name": name,
-                "summary": spec.summary,
-                "paramStructure": "by-name",
-                "params": _params(params_schema, components),
-                "result": {"name": "result", "schema": result_schema},
-                "errors": _error_refs(spec.errors),
-            }
-        )
+        method: dict[str, Any] = {
+            "name": name,
+            "summary": spec.summary,
+            "paramStructure": "by-name",
+            "params": _params(params_schema, components),
+            "result": {"name": "result", "schema": result_schema},
+            "errors": _error_refs(spec.errors),
+        }
+        if name in EXACTLY_ONE_OF:
+            names, error = EXACTLY_ONE_OF[name]
+            method["x-exactlyOneOf"] = list(names)
+            method["description"] = (
+                f"exactly one of {', '.join(names)} is given (not null); {error} otherwise"
+            )
+        methods.append(method)
     notifications = [
         {
             "name": name,

@@ -45,6 +45,38 @@ DoorName = Annotated[str, msgspec.Meta(pattern="^[a-z][a-z0-9-]{0,31}$")]
 Timeout = Annotated[float, msgspec.Meta(ge=0, le=7 * 24 * 3600)]
 
 
+# Limits the daemon's services enforce with a named error (INVALID_ARGUMENT, …) rather than at
+# decode: they are in the OpenRPC document as `maxLength` (characters, what JSON Schema can
+# count) and `x-maxBytes` (UTF-8 bytes, the daemon's unit) or `minimum`/`maximum`, and
+# nowhere else on the wire (`extra_json_schema` changes no decoding). A test checks each
+# against the constant the daemon enforces.
+
+#: a pin's text (context/pin), UTF-8 bytes after its surrounding whitespace is stripped
+PIN_MAX_BYTES = 4096
+#: a push's text (thread/push) and a schedule's prompt (schedule/create), UTF-8 bytes
+PUSH_MAX_BYTES = 16 * 1024
+SCHEDULE_PROMPT_MAX_BYTES = 16 * 1024
+#: a handoff's summary (handoff/send), UTF-8 bytes
+HANDOFF_SUMMARY_MAX_BYTES = 4 * 1024
+#: hits per history/search call
+SEARCH_MAX_LIMIT = 200
+
+
+def documented(**schema: Any) -> msgspec.Meta:
+    """What the OpenRPC document says of a value beyond its type, for rules the daemon
+    checks itself (a byte cap, a range with a named error): schema only, no decoding."""
+    return msgspec.Meta(extra_json_schema=schema)
+
+
+def byte_capped(limit: int, what: str, error: str = "INVALID_ARGUMENT") -> msgspec.Meta:
+    """A text the daemon caps in UTF-8 bytes, refusing a longer one with `error`."""
+    return documented(
+        maxLength=limit,
+        description=f"{what}; at most {limit} bytes of UTF-8 ({error} above)",
+        **{"x-maxBytes": limit, "x-error": error},
+    )
+
+
 class Wire(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=False):
     """Base of every wire type."""
 
@@ -59,7 +91,12 @@ def to_wire(value: Any) -> Any:
 
 
 __all__ = [
+    "HANDOFF_SUMMARY_MAX_BYTES",
+    "PIN_MAX_BYTES",
     "PROTOCOL_VERSION",
+    "PUSH_MAX_BYTES",
+    "SCHEDULE_PROMPT_MAX_BYTES",
+    "SEARCH_MAX_LIMIT",
     "AbsolutePath",
     "DoorName",
     "Empty",
@@ -77,5 +114,7 @@ __all__ = [
     "Timeout",
     "Title",
     "Wire",
+    "byte_capped",
+    "documented",
     "to_wire",
 ]

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.messages.base import Wire
+from protocol.messages.base import PUSH_MAX_BYTES, Wire, byte_capped
 from protocol.messages.executions import Execution
 
 #: `started`: an idle thread was woken; `injecting`: its running root takes it mid-work (its
@@ -18,7 +18,7 @@ DeliveryStatus = Literal["started", "injecting", "queued", "coalesced"]
 class PushParams(Wire):
     thread_id: str
     #: the message; the run receives it under a one-line envelope naming `source`
-    text: str
+    text: Annotated[str, byte_capped(PUSH_MAX_BYTES, "the message")]
     #: who is pushing, a human label (`ci`, `disk-alert`, `webhook:github`)
     source: str
     #: the agent to run (default: the agent of the thread's last root)

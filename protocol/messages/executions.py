@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import msgspec
 
 from protocol.messages.base import (
+    PIN_MAX_BYTES,
     AbsolutePath,
     ExecutionStatus,
     ExitCode,
@@ -21,6 +22,7 @@ from protocol.messages.base import (
     Timeout,
     Title,
     Wire,
+    byte_capped,
 )
 from protocol.messages.threads import Thread
 
@@ -172,7 +174,13 @@ class LogsResult(Wire):
 
 class PinParams(Wire):
     kind: PinKind
-    text: str
+    text: Annotated[
+        str,
+        byte_capped(
+            PIN_MAX_BYTES,
+            "one line of work state (for resolve: an open item's id or exact text)",
+        ),
+    ]
 
 
 class OpenItem(Wire):

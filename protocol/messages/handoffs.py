@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.messages.base import AbsolutePath, Wire
+from protocol.messages.base import HANDOFF_SUMMARY_MAX_BYTES, AbsolutePath, Wire, byte_capped
 from protocol.messages.executions import Execution
 
 HandoffStatus = Literal["sending", "sent", "inbox", "confirmed", "dismissed", "failed"]
@@ -56,7 +56,13 @@ class Handoff(Wire):
 
 #: a handoff's summary: what a person would paste; over 4 KiB it is HANDOFF_TOO_LARGE (the
 #: frame bound is far above, so the size can be reported, never cut)
-Summary = Annotated[str, msgspec.Meta(max_length=256 * 1024)]
+Summary = Annotated[
+    str,
+    msgspec.Meta(max_length=256 * 1024),
+    byte_capped(
+        HANDOFF_SUMMARY_MAX_BYTES, "what was found and why it matters", "HANDOFF_TOO_LARGE"
+    ),
+]
 #: files a handoff points at
 ArtifactPaths = Annotated[list[AbsolutePath], msgspec.Meta(max_length=32)]
 

@@ -3,11 +3,18 @@ a thread's transcripts history holds (`thread/show`)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.messages.base import AbsolutePath, HistoryLabel, HistoryLevel, Wire
+from protocol.messages.base import (
+    SEARCH_MAX_LIMIT,
+    AbsolutePath,
+    HistoryLabel,
+    HistoryLevel,
+    Wire,
+    documented,
+)
 
 
 class RootHistory(Wire):
@@ -103,7 +110,14 @@ class HistorySearchParams(Wire):
     #: ISO 8601 bounds on the entry's time (a thread document's: its last update)
     since: str | None = None
     until: str | None = None
-    limit: int = 20
+    limit: Annotated[
+        int,
+        documented(
+            minimum=1,
+            maximum=SEARCH_MAX_LIMIT,
+            description=f"hits at most, 1..{SEARCH_MAX_LIMIT} (INVALID_ARGUMENT outside)",
+        ),
+    ] = 20
     highlight_start: str = "**"
     highlight_end: str = "**"
 

@@ -3,7 +3,9 @@ ran)."""
 
 from __future__ import annotations
 
-from protocol.messages.base import ExecutionStatus, Kind, Outcome, Wire
+from typing import Annotated, get_args
+
+from protocol.messages.base import ExecutionStatus, Kind, Outcome, Wire, documented
 from protocol.messages.daemon import TaskState
 from protocol.messages.executions import Origin, Usage
 from protocol.messages.schedules import ListLimit, RuleText, ScheduleStatus
@@ -44,7 +46,7 @@ class PsDelivery(Wire):
 
     id: int
     thread_id: str
-    kind: str
+    kind: Annotated[str, documented(enum=list(get_args(Kind)))]
     source: str
     queued_at: str
     thread_title: str | None = None

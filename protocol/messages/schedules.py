@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.messages.base import Text, Wire
+from protocol.messages.base import SCHEDULE_PROMPT_MAX_BYTES, Text, Wire, byte_capped
 from protocol.messages.executions import Execution
 
 CatchUp = Literal["one", "none"]
@@ -22,7 +22,7 @@ class ScheduleCreateParams(Wire):
     `at` without an offset on that zone's wall clock (default UTC; `alp` sends its own)."""
 
     thread_id: str
-    prompt: Text
+    prompt: Annotated[Text, byte_capped(SCHEDULE_PROMPT_MAX_BYTES, "what each run is asked")]
     cron: RuleText | None = None
     every: RuleText | None = None
     at: RuleText | None = None

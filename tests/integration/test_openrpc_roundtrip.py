@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from daemons import settled, start_headless
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
 from protocol import openrpc
@@ -111,3 +112,39 @@ def test_a_param_the_document_does_not_name_is_not_what_the_server_reads(
     with RawConnection(isolated_alpd.socket_path) as conn:
         reply = conn.request("thread/show", {"params": {"threadId": "thread_x"}})
     assert reply["error"]["code"] == -32602
+
+
+def test_errors_methods_answer_in_the_states_they_meet_are_declared(
+    isolated_alpd: DaemonProcess, tmp_path: Path
+) -> None:
+    """Each error below is one a handler raises in a state a client meets every day; each
+    must be among the method's declared errors, and the daemon logs none as undeclared
+    (alpd.rpc.dispatch logs `undeclared_error` for any it sends that the document lacks)."""
+    d = isolated_alpd
+    thread = d.call("thread/create", {"title": "probe", "cwd": str(tmp_path)})
+    assert isinstance(thread, dict)
+    execution = start_headless(d, thread["id"], tmp_path, ["true"])
+    settled(d, execution["id"])
+    by_name = {m["name"]: m for m in DOCUMENT["methods"]}
+    probes: list[tuple[str, dict[str, Any], str]] = [
+        ("execution/cancel", {"executionId": execution["id"]}, "EXECUTION_SETTLED"),
+        ("execution/attach", {"executionId": execution["id"], "pid": 1}, "EXECUTION_SETTLED"),
+        ("execution/settle", {"executionId": execution["id"], "outcome": "completed"},
+         "EXECUTION_SETTLED"),
+        ("thread/archive", {"threadId": thread["id"]}, "THREAD_NOT_CLOSED"),
+        ("context/pin", {"kind": "decision", "text": "x"}, "PIN_OUTSIDE_EXECUTION"),
+        ("context/pin", {"kind": "decision", "text": "x" * 4097}, "INVALID_ARGUMENT"),
+        ("history/search", {"query": "x", "limit": 201}, "INVALID_ARGUMENT"),
+        ("thread/push", {"threadId": thread["id"], "text": "x" * 16385, "source": "ci"},
+         "INVALID_ARGUMENT"),
+        ("schedule/create", {"threadId": thread["id"], "prompt": "p", "every": "1h",
+                             "at": "2030-01-01T00:00:00Z"}, "SCHEDULE_INVALID"),
+        ("schedule/create", {"threadId": thread["id"], "prompt": "p"}, "SCHEDULE_INVALID"),
+    ]  # fmt: skip
+    with RawConnection(d.socket_path) as conn:
+        for number, (method, params, expected) in enumerate(probes, start=1):
+            reply = conn.request(method, params, id=number)
+            name = (reply.get("error", {}).get("data") or {}).get("name")
+            assert name == expected, (method, reply)
+            assert name in allowed_errors(by_name[method]), (method, name)
+    assert "undeclared_error" not in d.log_text()

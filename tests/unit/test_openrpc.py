@@ -88,3 +88,48 @@ def test_no_schema_reference_chain_is_a_cycle() -> None:
     assert not [name for name in schemas if reaches_itself(name)]
     tree = schemas["TreeNode"]["properties"]["children"]["items"]
     assert tree["x-recursive"] == "#/components/schemas/TreeNode"
+
+
+def test_the_limits_the_daemon_enforces_are_in_the_document() -> None:
+    """Each limit a service checks itself (with a named error, not at decode) is stated in
+    the document, with the daemon's own constant."""
+    from alpd.domain.conversation.delivery import TEXT_MAX_BYTES
+    from alpd.domain.conversation.handoff import SUMMARY_MAX_BYTES
+    from alpd.services.history.search import MAX_LIMIT
+    from alpd.services.schedules.service import PROMPT_MAX_BYTES
+    from alpd.services.threads.pins import MAX_PIN_BYTES
+
+    document = json.loads(CHECKED_IN.read_text())
+    by_name = {
+        m["name"]: {p["name"]: p["schema"] for p in m["params"]} for m in document["methods"]
+    }
+    for method, param, limit, error in [
+        ("context/pin", "text", MAX_PIN_BYTES, "INVALID_ARGUMENT"),
+        ("thread/push", "text", TEXT_MAX_BYTES, "INVALID_ARGUMENT"),
+        ("schedule/create", "prompt", PROMPT_MAX_BYTES, "INVALID_ARGUMENT"),
+        ("handoff/send", "summary", SUMMARY_MAX_BYTES, "HANDOFF_TOO_LARGE"),
+    ]:
+        schema = by_name[method][param]
+        assert (schema["x-maxBytes"], schema["maxLength"]) == (limit, limit), method
+        assert schema["x-error"] == error
+    search_limit = by_name["history/search"]["limit"]
+    assert (search_limit["minimum"], search_limit["maximum"]) == (1, MAX_LIMIT)
+    schedule = next(m for m in document["methods"] if m["name"] == "schedule/create")
+    assert schedule["x-exactlyOneOf"] == ["cron", "every", "at"]
+    assert {"cron", "every", "at"} <= set(by_name["schedule/create"])
+    kinds = ["interactive", "push", "scheduled", "sub-agent", "temp"]
+    assert document["components"]["schemas"]["PsDelivery"]["properties"]["kind"]["enum"] == kinds
+
+
+def test_every_domain_error_is_declared_by_some_method_or_is_a_transport_one() -> None:
+    """A name no method declares is either the transport's (2xxx, sent by the connection)
+    or dead: it must not be an error a handler sends unannounced."""
+    declared = {name for spec in METHODS.values() for name in spec.errors} | set(COMMON_ERRORS)
+    #: in the table (names are never removed) but sent by no handler today
+    never_sent = {"EXECUTION_NOT_RUNNING"}
+    unannounced = {
+        name
+        for name, (code, _) in DOMAIN_ERRORS.items()
+        if name not in declared | never_sent and code // 1000 != 2
+    }
+    assert unannounced == set(), unannounced
