@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.setswitchinterval(0.0005)
     home = Path(args.home).expanduser() if args.home else Path(default_home())
     socket_path = Path(args.socket).expanduser() if args.socket else Path(default_socket_path())
+    if not args.socket:
+        _say_if_the_shared_socket_dir_is_foreign(socket_path)
     config = DaemonConfig(
         home=home.absolute(),
         socket_path=socket_path.absolute(),
@@ -149,6 +151,30 @@ def _install_units(target: str | None) -> int:
     else:
         print(f"next: launchctl load {directory}/dev.alp.alpd.plist")
     return 0
+
+
+def _say_if_the_shared_socket_dir_is_foreign(socket_path: Path) -> None:
+    """`/tmp/alp-$UID` taken by someone else: the default socket moved to the home; say why."""
+    import structlog
+
+    from protocol.paths import default_home, foreign_socket_dir, shared_socket_dir
+
+    shared = shared_socket_dir()
+    problem = foreign_socket_dir(shared)
+    if problem is None or socket_path.parent != Path(default_home()) / "run":
+        return
+    structlog.get_logger("alpd").warning(
+        "socket_dir_refused",
+        path=shared,
+        problem=problem,
+        socket=str(socket_path),
+        message=(
+            f"{shared} {problem}: another user may have created it to stop or intercept alp. "
+            f"alpd serves on {socket_path} instead, where alp looks too. To go back to {shared}, "
+            f"have that user or root remove it (rm -r {shared}), or set XDG_RUNTIME_DIR or "
+            "ALP_SOCKET."
+        ),
+    )
 
 
 if __name__ == "__main__":

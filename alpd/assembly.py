@@ -125,11 +125,12 @@ class Runtime:
         if self._web is not None:
             await self._web.stop(timeout)
 
-    def reload_config(self) -> AgentsConfig:
+    async def reload_config(self) -> AgentsConfig:
         """Re-read config.toml for the runs started from now on (SIGHUP, `daemon/reload`);
-        a broken file is CONFIG_INVALID and the previous config stays."""
+        a broken file is CONFIG_INVALID and the previous config stays. Read in a worker
+        thread: a file on a slow or hung filesystem must not hold the loop."""
         try:
-            agents = load_config(self.config.config_path)
+            agents = await anyio.to_thread.run_sync(load_config, self.config.config_path)
         except ConfigError as exc:
             log.warning("config_invalid", path=exc.path, line=exc.line, error=exc.message)
             raise ConfigInvalid(

@@ -123,7 +123,7 @@ async def run_daemon(config: DaemonConfig, *, notifier: Notifier | None = None) 
     lock = HomeLock(config.home / "alpd.lock")
     lock.acquire()
     try:
-        agents = load_config(config.config_path)
+        agents = await anyio.to_thread.run_sync(load_config, config.config_path)
         store = await Store.open(config.home / "alp.db")
         try:
             await _serve(config, store, agents, notifier)
@@ -220,7 +220,7 @@ async def _until_stopped(runtime: Runtime) -> None:
                     if signum != signal.SIGHUP:
                         break
                     with contextlib.suppress(ConfigInvalid):
-                        runtime.reload_config()
+                        await runtime.reload_config()
             waiting.cancel_scope.cancel()
 
         async def asked() -> None:

@@ -9,9 +9,16 @@ every CLI call ~4 ms, an eighth of it.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 
-__all__ = ["absolute", "default_home", "default_socket_path"]
+__all__ = [
+    "absolute",
+    "default_home",
+    "default_socket_path",
+    "foreign_socket_dir",
+    "shared_socket_dir",
+]
 
 _SOCKET_NAME = "alpd.sock"
 
@@ -36,7 +43,8 @@ def default_home(environ: Mapping[str, str] | None = None) -> str:
 
 
 def default_socket_path(environ: Mapping[str, str] | None = None) -> str:
-    """`$ALP_SOCKET`, else `$XDG_RUNTIME_DIR/alp/alpd.sock`, else `/tmp/alp-$UID/alpd.sock`."""
+    """`$ALP_SOCKET`, else `$XDG_RUNTIME_DIR/alp/alpd.sock`, else `/tmp/alp-$UID/alpd.sock`,
+    unless something not ours is at `/tmp/alp-$UID`: then `$ALP_HOME/run/alpd.sock`."""
     env = os.environ if environ is None else environ
     explicit = _from_env(env, "ALP_SOCKET")
     if explicit is not None:
@@ -45,4 +53,36 @@ def default_socket_path(environ: Mapping[str, str] | None = None) -> str:
     # The spec says a relative XDG_RUNTIME_DIR is invalid and must be ignored.
     if runtime_dir and os.path.isabs(runtime_dir):
         return os.path.join(runtime_dir, "alp", _SOCKET_NAME)
-    return os.path.join("/tmp", f"alp-{os.getuid()}", _SOCKET_NAME)
+    shared = shared_socket_dir()
+    if foreign_socket_dir(shared) is not None:
+        return os.path.join(default_home(env), "run", _SOCKET_NAME)
+    return os.path.join(shared, _SOCKET_NAME)
+
+
+def shared_socket_dir() -> str:
+    """`/tmp/alp-$UID`: the socket's directory when there is no runtime directory."""
+    return os.path.join("/tmp", f"alp-{os.getuid()}")
+
+
+def foreign_socket_dir(path: str) -> str | None:
+    """What is wrong with `path` if it is not a directory of ours (None when it is, or when
+    nothing is there).
+
+    /tmp is everyone's: another user can create `/tmp/alp-<your uid>` first (a directory of
+    theirs, a symlink, a file), and the sticky bit keeps you from removing it. Daemon and
+    client then both use `$ALP_HOME/run/alpd.sock`, so that user cannot stop alp. A directory
+    of ours with a wrong mode is not foreign: the daemon refuses it and says `chmod 700`.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symlink"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a directory"
+    if st.st_uid != os.geteuid():
+        return f"is owned by uid {st.st_uid}, not by you (uid {os.geteuid()})"
+    return None

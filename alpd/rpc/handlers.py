@@ -32,7 +32,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return m.PingResult(version=__version__, protocol=m.PROTOCOL_VERSION, pid=os.getpid())
 
     async def reload(session: Session, params: m.Empty) -> m.ReloadResult:
-        agents = rt.reload_config()
+        agents = await rt.reload_config()
         return m.ReloadResult(
             config=str(rt.config.config_path),
             agents=sorted(agents.agents),

@@ -303,3 +303,57 @@ def test_a_file_that_is_not_a_socket_is_never_removed(short_dir: Path) -> None:
     done = run_alpd(short_dir / "home", squatter)
     assert done.returncode != 0
     assert squatter.read_text() == "precious"
+
+
+#: a uid no test or person here uses: the victim whose /tmp/alp-UID another user took first
+VICTIM = 54321
+
+
+@ROOT_ONLY
+@SKIP_UNLESS_ROOT
+def test_a_socket_dir_another_user_planted_in_tmp_is_refused_for_a_private_fallback() -> None:
+    """Another user pre-creates `/tmp/alp-<victim uid>`: alpd refuses it, says what to do, and
+    serves on `$ALP_HOME/run/alpd.sock` instead; `alp` finds the same fallback."""
+    planted = Path(f"/tmp/alp-{VICTIM}")
+    if os.path.lexists(planted):
+        pytest.fail(f"{planted} exists already; remove it (it is this test's)")
+    base = Path(tempfile.mkdtemp(prefix="alp-victim-", dir="/tmp"))
+    base.chmod(0o755)
+    home = base / "h"
+    home.mkdir(mode=0o700)
+    os.chown(home, VICTIM, VICTIM)
+    planted.mkdir(mode=0o755)  # root's: another user, from the victim's side
+    as_victim = ["setpriv", f"--reuid={VICTIM}", f"--regid={VICTIM}", "--clear-groups"]
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "ALP_HOME": str(home),
+        "ALP_NO_AUTOSTART": "1",
+    }
+    bin_dir = Path(sys.executable).parent
+    log = (base / "alpd.log").open("wb")
+    daemon = subprocess.Popen(
+        [*as_victim, sys.executable, "-m", "alpd"], env=env, stdout=log, stderr=log, cwd=base
+    )
+    try:
+        fallback = home / "run" / "alpd.sock"
+        deadline = time.monotonic() + 20
+        while not fallback.exists():
+            assert daemon.poll() is None, (base / "alpd.log").read_text()
+            assert time.monotonic() < deadline, (base / "alpd.log").read_text()
+            time.sleep(0.05)
+        pinged = subprocess.run(
+            [*as_victim, str(bin_dir / "alp"), "daemon", "ping", "--json"],
+            env=env, capture_output=True, text=True, timeout=30, cwd=base,
+        )  # fmt: skip
+        assert pinged.returncode == 0, pinged.stderr
+        assert json.loads(pinged.stdout)["pid"] == daemon.pid
+        text = (base / "alpd.log").read_text()
+        assert str(planted) in text and "remove" in text, text
+        assert not list(planted.iterdir())  # nothing of the victim's went into it
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=20)
+        log.close()
+        planted.rmdir()
+        subprocess.run(["rm", "-rf", str(base)], check=False)
