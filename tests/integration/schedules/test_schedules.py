@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import sqlite3
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from daemons import BLOCKER, StartAlpd, roots
 from polling import wait_for
 
 from alpctl.client import RpcError
+from alpd.clock import iso
 from alpd.testing.daemon import DaemonProcess
 
 TICK = 'echo $ALP_EXECUTION_ID >> ticks; printf %s \\"$ALP_PROMPT\\" > prompt-$ALP_EXECUTION_ID'
@@ -326,3 +327,41 @@ def test_closing_a_thread_announces_each_schedule_it_stopped(d: DaemonProcess, w
     by_id = {n["params"]["schedule"]["id"]: n["params"]["schedule"] for n in announced}
     assert by_id == {s["id"]: show(d, s["id"]) for s in (hourly, paused)}
     assert {s["status"] for s in by_id.values()} == {"stopped"}
+
+
+@pytest.mark.parametrize("catch_up", ["one", "none"])
+def test_after_a_long_downtime_catch_up_one_runs_the_latest_fire_and_none_runs_nothing(
+    d: DaemonProcess, work: Path, catch_up: str
+) -> None:
+    """Fires missed longer ago than the scheduler's normal lateness: `one` makes one run, at
+    once, for the latest (its `missed` counting the others); `none` makes no run, counts them
+    all, and waits for the next fire. The downtime is made with alpd dead (25 min, not slept
+    through): the grid's anchor and what was accounted for moved back, as after a kill -9
+    that long ago, so fires were due 25, 15 and 5 minutes before the restart."""
+    thread_id = thread(d, work)
+    created = schedule(d, thread_id, every="10m", catchUp=catch_up)
+    d.kill9()
+    back = datetime.now(UTC) - timedelta(minutes=35)
+    anchor, first = iso(back), iso(back + timedelta(minutes=10))
+    with sqlite3.connect(d.home / "alp.db") as db:
+        db.execute(
+            "UPDATE schedules SET anchor_at = ?, accounted_until = ?, next_fire_at = ? "
+            "WHERE id = ?",
+            (anchor, anchor, first, created["id"]),
+        )
+    d.start()
+    # the restarted scheduler's first pass has accounted for the downtime
+    wait_for(lambda: show(d, created["id"]).get("missed", 0) + len(roots(d, thread_id)) >= 3)
+    wait_for(lambda: len(settled_roots(d, thread_id)) == len(roots(d, thread_id)))
+    shown = show(d, created["id"])
+    runs = roots(d, thread_id)
+    assert when(shown["nextFireAt"]) > datetime.now(UTC)
+    assert d.call("daemon/ps")["queued"] == []
+    if catch_up == "one":
+        (run,) = runs
+        assert run["origin"]["fireTime"] == iso(back + timedelta(minutes=30))
+        assert run["origin"]["missed"] == 2 == shown["missed"]
+        assert shown["runs"] == 1
+    else:
+        assert runs == []
+        assert shown["missed"] == 3 and shown.get("runs", 0) == 0
