@@ -82,6 +82,9 @@ def _named_error(name: str, message: str, id: jsonrpc.Id = None, **data: object)
 class Connection:
     """Serves one accepted stream until the peer leaves or the daemon stops."""
 
+    #: what the daemon writes into `origin.door` for a run started on this connection
+    door = "cli"
+
     def __init__(
         self,
         stream: SocketStream,

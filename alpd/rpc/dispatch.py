@@ -31,6 +31,8 @@ class Session(Protocol):
     """What a handler may know of the connection it serves."""
 
     caller: Caller
+    #: the door the daemon names in the origin of a run started here (`cli`, `web`)
+    door: str
 
     def subscribe(self, methods: frozenset[str] | None, thread_id: str | None) -> None: ...
 

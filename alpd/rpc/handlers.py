@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from alpd import __version__
+from alpd.errors import KindNotAllowed
 from alpd.rpc.dispatch import Handler, Session
 from alpd.runtimes.registry import adapters
 from alpd.services.conversation import activity, delivery
@@ -16,12 +17,28 @@ from alpd.services.conversation.wake import refuse_claimed_kind
 from alpd.services.history import importer, search
 from alpd.services.recap.views import recap_state
 from alpd.services.runs import graph, logs
+from alpd.services.runs.callers import refuse_other_threads, refuse_runs
+from alpd.services.runs.rows import owned_execution
 from alpd.services.threads import pins, steering, views
 from alpd.store.status import daemon_counts
 from protocol import messages as m
 
 if TYPE_CHECKING:
     from alpd.assembly import Runtime
+
+
+def door_of(session: Session, claimed: str) -> str:
+    """The door a run started on `session` came in by: the daemon's to say, never the
+    client's. A client may leave `door` out or say `cli`; any other (`scheduler`, `web`,
+    `delegate` …) would forge an origin: KIND_NOT_ALLOWED."""
+    if claimed not in ("cli", session.door):
+        raise KindNotAllowed(
+            f"door {claimed!r} is not this client's to claim: the daemon writes every origin "
+            f"(this connection's runs come in by {session.door!r}); leave `door` out",
+            field="door",
+            door=claimed,
+        )
+    return session.door
 
 
 def build_handlers(rt: Runtime) -> dict[str, Handler]:
@@ -71,10 +88,22 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def archive(session: Session, params: m.ThreadRef) -> m.Thread:
         return await threads.archive(session.caller, params)
 
+    store = rt.daemon.store
+
+    async def own_thread(session: Session, thread_id: str | None, what: str) -> None:
+        """A run aims `what` only at its own thread (NOT_FROM_A_RUN otherwise)."""
+        await refuse_other_threads(store, session.caller, thread_id, what)
+
+    async def execution_thread(session: Session, execution_id: str, what: str) -> None:
+        record = await owned_execution(store, session.caller, execution_id)
+        await own_thread(session, record.thread_id, f"{what} execution {execution_id} of")
+
     async def clear(session: Session, params: m.ThreadStepParams) -> m.ThreadStepResult:
+        await own_thread(session, params.thread_id, "clear")
         return await steering.clear(ex, session.caller, params)
 
     async def undo(session: Session, params: m.ThreadStepParams) -> m.ThreadStepResult:
+        await own_thread(session, params.thread_id, "undo")
         return await steering.undo(ex, session.caller, params)
 
     async def subscribe(session: Session, params: m.SubscribeParams) -> m.SubscribeResult:
@@ -83,6 +112,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return m.SubscribeResult(subscribed=sorted(methods or m.NOTIFICATIONS))
 
     async def start(session: Session, params: m.StartParams) -> m.ContinueResult:
+        params = msgspec.structs.replace(params, door=door_of(session, params.door))
         request = m.ContinueParams(
             thread_id="",
             runtime=params.runtime,
@@ -103,9 +133,12 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
 
     async def continue_(session: Session, params: m.ContinueParams) -> m.ContinueResult:
         refuse_claimed_kind(params)
+        await own_thread(session, params.thread_id, "continue")
+        params = msgspec.structs.replace(params, door=door_of(session, params.door))
         return await ex.continue_thread(session.caller, params)
 
     async def push(session: Session, params: m.PushParams) -> m.PushResult:
+        await own_thread(session, params.thread_id, "push to")
         return await delivery.push(rt.delivery, session.caller, params)
 
     async def pending(session: Session, params: m.PendingParams) -> m.PendingResult:
@@ -150,6 +183,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await ex.attach(session.caller, params)
 
     async def settle(session: Session, params: m.SettleParams) -> m.Execution:
+        await execution_thread(session, params.execution_id, "settle")
         return await ex.settle(session.caller, params)
 
     async def show_execution(session: Session, params: m.ExecutionRef) -> m.Execution:
@@ -162,6 +196,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await logs.logs(ex, session.caller, params)
 
     async def cancel(session: Session, params: m.ExecutionRef) -> m.Execution:
+        await execution_thread(session, params.execution_id, "cancel")
         return await graph.cancel(ex, session.caller, params)
 
     async def delegate(session: Session, params: m.DelegateParams) -> m.DelegateResult:
@@ -181,7 +216,12 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
 
     schedules = rt.schedules
 
+    async def schedule_thread(session: Session, params: m.ScheduleRef, what: str) -> None:
+        schedule = await schedules.show(session.caller, params)
+        await own_thread(session, schedule.thread_id, f"{what} schedule {schedule.id} of")
+
     async def schedule_create(session: Session, params: m.ScheduleCreateParams) -> m.Schedule:
+        await own_thread(session, params.thread_id, "schedule a run on")
         return await schedules.create(session.caller, params)
 
     async def schedule_list(session: Session, params: m.ScheduleListParams) -> m.ScheduleListResult:
@@ -191,15 +231,19 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await schedules.show(session.caller, params)
 
     async def schedule_pause(session: Session, params: m.ScheduleRef) -> m.Schedule:
+        await schedule_thread(session, params, "pause")
         return await schedules.pause(session.caller, params)
 
     async def schedule_resume(session: Session, params: m.ScheduleRef) -> m.Schedule:
+        await schedule_thread(session, params, "resume")
         return await schedules.resume(session.caller, params)
 
     async def schedule_delete(session: Session, params: m.ScheduleRef) -> m.Schedule:
+        await schedule_thread(session, params, "delete")
         return await schedules.delete(session.caller, params)
 
     async def schedule_run(session: Session, params: m.ScheduleRef) -> m.ScheduleRunResult:
+        await schedule_thread(session, params, "run")
         return await rt.scheduler.run_by_hand(session.caller, params)
 
     async def ps(session: Session, params: m.PsParams) -> m.PsResult:
@@ -211,6 +255,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await activity.activity(schedules, session.caller, params)
 
     async def web_open(session: Session, params: m.WebOpenParams) -> m.WebOpenResult:
+        await refuse_runs(store, session.caller, "open the web page (`alp web`)")
         return rt.web().open()
 
     table: dict[str, Any] = {

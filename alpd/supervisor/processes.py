@@ -47,6 +47,14 @@ def identify(pid: int) -> ProcessIdentity | None:
         return None
 
 
+def label_of(pid: int) -> str | None:
+    """The `ALP_EXECUTION_ID` label in process `pid`'s environment (None: none, or unread)."""
+    try:
+        return psutil.Process(pid).environ().get("ALP_EXECUTION_ID") or None
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
+        return None
+
+
 def uid_of(pid: int) -> int | None:
     """The real uid of process `pid` (None when it is gone or hidden)."""
     try:

@@ -22,6 +22,8 @@ class OwnerSession:
     through alpd.web.stream instead."""
 
     caller: Caller
+    #: what the daemon writes into `origin.door` for a run the page starts
+    door: str = "web"
 
     def subscribe(self, methods: frozenset[str] | None, thread_id: str | None) -> None:
         raise NotImplementedError("the web page streams events through /events")

@@ -44,6 +44,7 @@ from alpd.errors import (
     AlpError,
     HandoffRateLimited,
     InvalidArgument,
+    NotFromARun,
     PinOutsideExecution,
 )
 from alpd.services.context import Caller
@@ -151,7 +152,7 @@ class HandoffService:
         if named is not None:
             claimed = await resolve_thread(self.d.store, caller.uid, named)
             if claimed.id != source.id:
-                raise InvalidArgument(
+                raise NotFromARun(
                     f"this run belongs to thread {source.id}; it hands off from there, "
                     f"not from {claimed.id} (drop --from)",
                     threadId=source.id,

@@ -14,8 +14,8 @@ inbox (its send slot is committed: it was delivered, to the person), announces i
 
 An item that is not the caller's, or no longer waits, is `INBOX_ITEM_NOT_FOUND`: another
 user's inbox is not even confirmed to exist. Confirming and dismissing are the person's:
-asked from inside a run (found by process ancestry, as for pins) they are `HANDOFF_DENIED`
-with reason `from-a-run`, or an agent could wave through what another thread asked of it.
+asked from inside a run (its cgroup, process ancestry or label: `run_of_caller`) they are
+`NOT_FROM_A_RUN`, or an agent could wave through what another thread asked of it.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from alpd.domain.conversation.delivery import Source
 from alpd.domain.conversation.guards import check_route
 from alpd.domain.conversation.handoff import Artifact, handoff_text, source_label
 from alpd.domain.runs.policy import Origin
-from alpd.errors import HandoffDenied, InboxItemNotFound, PinOutsideExecution
+from alpd.errors import InboxItemNotFound
 from alpd.services.context import Caller, Daemon
 from alpd.services.conversation.delivery import DeliveryService, Submission
 from alpd.services.conversation.handoff_rows import handoff_by_id, publish_inbox
-from alpd.services.runs.callers import execution_of_caller
+from alpd.services.runs.callers import refuse_runs
 from alpd.services.threads.refs import resolve_thread
 from alpd.store.conversation import handoffs as store
 from alpd.store.db import Tx
@@ -88,15 +88,8 @@ class Inbox:
         return await self.d.store.write(unit)
 
     async def _refuse_runs(self, caller: Caller, item_id: str) -> None:
-        try:
-            run = await execution_of_caller(self.d.store, caller)
-        except PinOutsideExecution:
-            return
-        raise HandoffDenied(
-            f"execution {run.id} asked to decide inbox item {item_id}: only the person "
-            "confirms or dismisses a directive, from their own shell (`alp inbox`)",
-            reason="from-a-run",
-            executionId=run.id,
+        await refuse_runs(
+            self.d.store, caller, f"decide inbox item {item_id} (`alp inbox` is the person's)"
         )
 
     async def confirm(self, caller: Caller, params: m.InboxItemRef) -> m.InboxConfirmResult:

@@ -7,11 +7,18 @@ execution, checking the recorded start time so a reused pid cannot pose as the r
 
 from __future__ import annotations
 
-from alpd.errors import PinOutsideExecution
+import os
+
+from alpd.errors import NotFromARun, PinOutsideExecution
 from alpd.services.context import Caller
 from alpd.store.db import Store
-from alpd.store.runs import ExecutionRecord, settled_with_pids, with_live_process
-from alpd.supervisor.processes import ProcessIdentity, ancestry, is_alive
+from alpd.store.runs import (
+    ExecutionRecord,
+    execution_by_id,
+    settled_with_pids,
+    with_live_process,
+)
+from alpd.supervisor.processes import ProcessIdentity, ancestry, is_alive, label_of
 
 
 def _identity(pid: int, row: ExecutionRecord) -> ProcessIdentity:
@@ -59,3 +66,58 @@ async def _settled_in(store: Store, caller: Caller, chain: list[int]) -> dict[in
         return {}
     rows = await settled_with_pids(store, caller.uid, chain)
     return {row.pid: row for row in rows if row.pid is not None}
+
+
+async def run_of_caller(store: Store, caller: Caller) -> ExecutionRecord | None:
+    """The run the caller is part of, for refusing what only the person may do (None: the
+    person). Wider than `execution_of_caller`, which grants: a process of a settled run
+    still counts as that run, and so does a process labelled with a run of the caller's
+    (`ALP_EXECUTION_ID`): a label grants nothing, but claiming one only refuses yourself, and
+    it is what a setsid'd or double-forked process of a run keeps when no cgroup holds it.
+    The daemon's own door (the web page, alpd's pid) is the person's."""
+    if caller.pid == os.getpid():
+        return None
+    try:
+        return await execution_of_caller(store, caller)
+    except PinOutsideExecution as exc:
+        settled = exc.data.get("executionId")
+        if isinstance(settled, str):
+            return await execution_by_id(store, settled)
+    labelled = label_of(caller.pid)
+    if labelled is None:
+        return None
+    record = await execution_by_id(store, labelled)
+    if record is None or record.owner_uid != caller.uid:
+        return None
+    return record
+
+
+async def refuse_runs(store: Store, caller: Caller, what: str) -> None:
+    """NOT_FROM_A_RUN when a run asks for what only the person may do (`what`)."""
+    run = await run_of_caller(store, caller)
+    if run is not None:
+        raise NotFromARun(
+            f"execution {run.id} asked to {what}: only the person does that, from their own "
+            "shell, never a run",
+            executionId=run.id,
+            threadId=run.thread_id,
+        )
+
+
+async def refuse_other_threads(
+    store: Store, caller: Caller, thread_id: str | None, what: str
+) -> None:
+    """NOT_FROM_A_RUN when a run aims `what` at a thread other than its own (`thread_id`;
+    None: at no thread it belongs to). A run steers only its own thread; another thread is
+    reached by a handoff, which the target's loop guards and inbox stand in front of."""
+    run = await run_of_caller(store, caller)
+    if run is None or (thread_id is not None and thread_id == run.thread_id):
+        return
+    raise NotFromARun(
+        f"execution {run.id} of thread {run.thread_id} asked to {what} thread {thread_id}: a "
+        "run steers only its own thread; to reach another, hand off "
+        "(`alp handoff THREAD -- SUMMARY`)",
+        executionId=run.id,
+        threadId=run.thread_id,
+        target=thread_id,
+    )

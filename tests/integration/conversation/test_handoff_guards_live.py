@@ -233,7 +233,7 @@ def test_a_run_cannot_confirm_a_directive(d: DaemonProcess, work: Path) -> None:
                                       "agent": "decider"})["execution"]  # fmt: skip
     d.call("execution/wait", {"executionId": decider["id"], "timeout": 60})
     log = (work / "decider.log").read_text()
-    assert "HANDOFF_DENIED" in log and "exit 1" in log, log
+    assert "NOT_FROM_A_RUN" in log and "exit 1" in log, log
     assert [i["id"] for i in call(d, "inbox/list", {})["items"]] == [item["id"]]
 
 
