@@ -6,7 +6,7 @@ document is generated from this table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from protocol import messages as m
 
@@ -92,7 +92,7 @@ METHODS: dict[str, MethodSpec] = {
         m.StartParams,
         m.ContinueResult,
         "a new Thread and its root #1 (what bare `alp` does)",
-        errors=_LAUNCH,
+        errors=(*_LAUNCH, "KIND_NOT_ALLOWED"),
     ),
     "thread/continue": MethodSpec(
         m.ContinueParams,
@@ -325,3 +325,26 @@ METHODS: dict[str, MethodSpec] = {
         "what ran, newest first: kind, origin, outcome, report and cost",
     ),
 }
+
+#: what a run may not aim at another thread than its own, or may not ask at all (only the
+#: person confirms a directive or opens the web page): NOT_FROM_A_RUN (docs/architecture.md,
+#: "A run steers only its own thread")
+NOT_FROM_A_RUN_METHODS = (
+    "thread/clear",
+    "thread/undo",
+    "thread/push",
+    "thread/continue",
+    "schedule/create",
+    "schedule/pause",
+    "schedule/resume",
+    "schedule/delete",
+    "schedule/run",
+    "execution/settle",
+    "execution/cancel",
+    "handoff/send",
+    "inbox/confirm",
+    "inbox/dismiss",
+    "web/open",
+)
+for _name in NOT_FROM_A_RUN_METHODS:
+    METHODS[_name] = replace(METHODS[_name], errors=(*METHODS[_name].errors, "NOT_FROM_A_RUN"))

@@ -126,9 +126,7 @@ def test_every_domain_error_is_declared_by_some_method_or_is_a_transport_one() -
     or dead: it must not be an error a handler sends unannounced."""
     declared = {name for spec in METHODS.values() for name in spec.errors} | set(COMMON_ERRORS)
     #: in the table (names are never removed) but sent by no handler today
-    #: (NOT_FROM_A_RUN: in the table since issue 21 point 1, raised by no handler yet; the
-    #: method that first raises it must declare it, and leave this list)
-    never_sent = {"EXECUTION_NOT_RUNNING", "NOT_FROM_A_RUN"}
+    never_sent = {"EXECUTION_NOT_RUNNING"}
     unannounced = {
         name
         for name, (code, _) in DOMAIN_ERRORS.items()
