@@ -5,6 +5,8 @@ execution directory, never pipes: a pipe would die with the daemon and take the 
 (SIGPIPE). The run is wrapped in a tiny
 `sh` that writes the exit status to `exit-status` when the program ends, so a daemon that
 restarted (and so is no longer the parent, and cannot `wait()`) still learns how it ended.
+The same shim holds the program back until alpd has recorded the run's pid (`before_start`),
+so a pin from the run's first instruction finds its run.
 
 After a restart, headless runs are *re-adopted*: their identity (pid, start time, boot id)
 is checked and they are watched by polling until they end. Interactive runs belong to the
@@ -48,6 +50,14 @@ _SHIM: Final = (
     'mv "$status_file.tmp" "$status_file"; exit $rc'
 )
 
+#: Before a run's program starts, the shim waits on a pipe (its fd number is the shim's first
+#: argument) until alpd has recorded the run's pid: a run that calls `alp` at once is then
+#: recognised from its first instruction. No go (alpd failed to record it, or died): 125.
+#: dash takes no fd number above 9 in a redirection, so the pipe is read through /proc; the
+#: run inherits that fd, the read end of a pipe whose writer is closed (harmless).
+_GATE: Final = 'gate="$1"; shift; read -r go < "/proc/self/fd/$gate" || exit 125; '
+GATE_CLOSED_STATUS: Final = 125
+
 log = structlog.get_logger("alpd.supervisor")
 
 
@@ -59,6 +69,8 @@ class ExitReport:
 
 
 OnExit = Callable[[str, ExitReport], Awaitable[None]]
+#: what must be done with a run's identity before its program may start
+BeforeStart = Callable[[ProcessIdentity], Awaitable[None]]
 
 
 def read_exit_status(exec_dir: Path) -> int | None:
@@ -96,10 +108,23 @@ class Supervisor:
         return execution_id in self._identities
 
     async def spawn(
-        self, execution_id: str, spec: LaunchSpec, exec_dir: Path, base_env: Mapping[str, str]
+        self,
+        execution_id: str,
+        spec: LaunchSpec,
+        exec_dir: Path,
+        base_env: Mapping[str, str],
+        *,
+        before_start: BeforeStart | None = None,
     ) -> ProcessIdentity:
+        """Start the run; with `before_start`, its program waits until that has returned
+        (it records the pid, so the run is known as such before it can call alp)."""
         env = {**scrub_systemd_env(base_env), **spec.env}
-        argv = ["/bin/sh", "-c", _SHIM, "alp-run", str(exec_dir / EXIT_STATUS_FILE), *spec.argv]
+        status_path = str(exec_dir / EXIT_STATUS_FILE)
+        argv = ["/bin/sh", "-c", _SHIM, "alp-run", status_path, *spec.argv]
+        gate_read, gate_write = os.pipe() if before_start is not None else (-1, -1)
+        if before_start is not None:
+            argv = ["/bin/sh", "-c", _GATE + _SHIM, "alp-run", str(gate_read), status_path]
+            argv += spec.argv
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
         stdin: int = subprocess.DEVNULL
         if spec.stdin is not None:
@@ -117,14 +142,19 @@ class Supervisor:
                 cwd=spec.cwd,
                 env=env,
                 start_new_session=True,
+                pass_fds=(gate_read,) if gate_read >= 0 else (),
             )
         except OSError as exc:
+            if gate_write >= 0:
+                os.close(gate_write)
             raise SpawnFailed(f"could not start {spec.argv[0]}: {exc}", argv=spec.argv) from exc
         finally:
             os.close(out)
             os.close(err)
             if stdin != subprocess.DEVNULL:
                 os.close(stdin)
+            if gate_read >= 0:
+                os.close(gate_read)
         identity = identify(process.pid) or ProcessIdentity(process.pid, 0.0, "")
         self._identities[execution_id] = identity
         log.info("run_started", execution=execution_id, pid=process.pid)
@@ -135,6 +165,12 @@ class Supervisor:
             await self._finish(execution_id, exec_dir, status if status is not None else returncode)
 
         self._tg.start_soon(watch)
+        if before_start is not None:
+            try:
+                await before_start(identity)
+                os.write(gate_write, b"go\n")
+            finally:
+                os.close(gate_write)  # without a go: the shim exits 125, the run never starts
         return identity
 
     def adopt(self, execution_id: str, identity: ProcessIdentity, exec_dir: Path) -> None:

@@ -163,13 +163,11 @@ class ClaudeSummariser:
             cwd=str(exec_dir),
             stdin=job.input,
         )  # fmt: skip
-        assert ex.supervisor is not None
         try:
-            identity = await ex.supervisor.spawn(execution_id, spec, exec_dir, ex.environ)
+            await ex.spawn_running(execution_id, spec, exec_dir)
         except SpawnFailed as exc:
             await settle_temp(ex, execution_id, "failed", exc.message)
             return SummaryReply(execution_id, None, exc.message)
-        await ex.mark_running(execution_id, identity)
         waited = m.WaitParams(execution_id=execution_id, timeout=job.settings.timeout_seconds)
         done = await ex.wait(owner_caller(job.owner_uid), waited)
         if done.status != "settled":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import anyio
 import msgspec
@@ -191,7 +192,7 @@ class Executions:
             await self.settle(caller, failed)
             raise
         try:
-            identity = await self.supervisor.spawn(execution.id, spec, exec_dir, self.environ)
+            running = await self.spawn_running(execution.id, spec, exec_dir)
         except SpawnFailed as exc:
             settled = await self.settle(
                 caller,
@@ -203,12 +204,25 @@ class Executions:
                 execution=settled,
                 session_context_path=result.session_context_path,
             )
-        running = await self.mark_running(execution.id, identity)
         return m.ContinueResult(
             thread=result.thread,
             execution=running,
             session_context_path=result.session_context_path,
         )
+
+    async def spawn_running(
+        self, execution_id: str, spec: LaunchSpec, exec_dir: Path
+    ) -> m.Execution:
+        """Spawn a headless run and record it `running` with its pid before its program
+        starts: a call to alp from its first instruction is recognised (issue 21.22)."""
+        assert self.supervisor is not None
+        running: list[m.Execution] = []
+
+        async def record(identity: ProcessIdentity) -> None:
+            running.append(await self.mark_running(execution_id, identity))
+
+        await self.supervisor.spawn(execution_id, spec, exec_dir, self.environ, before_start=record)
+        return running[0]
 
     async def mark_running(self, execution_id: str, identity: ProcessIdentity) -> m.Execution:
         at = self.d.clock.now_iso()

@@ -105,9 +105,7 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
     async with ex.leases.graph(parent.root_id):
         await ex.d.store.write(unit)
         await ex.check_stored_policy(execution_id, policy)
-        assert ex.supervisor is not None
-        identity = await ex.supervisor.spawn(execution_id, spec, exec_dir, ex.environ)
-    running = await ex.mark_running(execution_id, identity)
+        running = await ex.spawn_running(execution_id, spec, exec_dir)
     return m.DelegateResult(execution=running, session_context_path=str(context_path))
 
 
