@@ -1,8 +1,12 @@
 """Headless runs under alpd: spawned in their own session, watched to their end.
 
-A run's stdin (its prompt, for runtimes that read one), stdout and stderr are files in its
-execution directory, never pipes: a pipe would die with the daemon and take the run with it
-(SIGPIPE). The run is wrapped in a tiny
+A run's stdout and stderr are files in its execution directory, never pipes: a pipe would die
+with the daemon and take the run with it (SIGPIPE). Its stdin (its prompt, for runtimes that
+read one) is a file with no name: a memfd (memory only) where the system has one, else a
+temporary file unlinked before anything is written to it. The whole prompt is in it before
+the run starts, so the run reads it whole whatever becomes of alpd, and it is never on disk
+under a name: the prompt may hold a secret, and only its filtered text is kept (`prompt`).
+The run is wrapped in a tiny
 `sh` that writes the exit status to `exit-status` when the program ends, so a daemon that
 restarted (and so is no longer the parent, and cannot `wait()`) still learns how it ended.
 The same shim holds the program back until alpd has recorded the run's pid (`before_start`),
@@ -19,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +33,7 @@ import anyio
 import structlog
 from anyio.abc import TaskGroup
 
-from alpd.domain.secrets.filter import REACH, redacted_tail
+from alpd.domain.secrets.filter import REACH, redact, redacted_tail
 from alpd.errors import SpawnFailed
 from alpd.files import write_private_file
 from alpd.runtimes.base import LaunchSpec
@@ -38,7 +43,8 @@ from alpd.supervisor.processes import ProcessIdentity, end_run, identify, is_ali
 EXIT_STATUS_FILE: Final = "exit-status"
 STDOUT_FILE: Final = "stdout.log"
 STDERR_FILE: Final = "stderr.log"
-STDIN_FILE: Final = "stdin"
+#: the run's prompt as alpd keeps it: secret-filtered (what the run read was not)
+PROMPT_FILE: Final = "prompt"
 OUTPUT_TAIL_BYTES: Final = 2048
 ADOPTED_POLL_SECONDS: Final = 0.25
 
@@ -96,6 +102,31 @@ def output_tail(exec_dir: Path, limit: int = OUTPUT_TAIL_BYTES) -> str:
     return ""
 
 
+def unnamed_input(text: str, directory: Path) -> int:
+    """A descriptor to read `text` from its start, open on a file no directory names.
+
+    A memfd where the system has one (Linux): the text never reaches a disk. Elsewhere a
+    temporary file in `directory`, unlinked before the text is written (`TemporaryFile`). The
+    run holds the only reference once alpd closes its own: nothing is left behind either way.
+    """
+    data = text.encode("utf-8")
+    memfd_create = getattr(os, "memfd_create", None)
+    if memfd_create is not None:
+        fd: int = memfd_create("alp-prompt", os.MFD_CLOEXEC)
+    else:  # pragma: no cover - systems without memfd (macOS)
+        with tempfile.TemporaryFile(dir=directory) as unnamed:
+            fd = os.dup(unnamed.fileno())
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 class Supervisor:
     def __init__(self, task_group: TaskGroup, on_exit: OnExit, grace: float = 5.0) -> None:
         self._tg = task_group
@@ -128,9 +159,10 @@ class Supervisor:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
         stdin: int = subprocess.DEVNULL
         if spec.stdin is not None:
-            # A file, not a pipe: the run must not depend on this daemon to read its input.
-            write_private_file(exec_dir / STDIN_FILE, spec.stdin)
-            stdin = os.open(exec_dir / STDIN_FILE, os.O_RDONLY | os.O_CLOEXEC)
+            # Whole before the run starts (it must not depend on this daemon to read its
+            # input), and under no name: only the filtered text is kept.
+            write_private_file(exec_dir / PROMPT_FILE, redact(spec.stdin).text)
+            stdin = unnamed_input(spec.stdin, exec_dir)
         out = os.open(exec_dir / STDOUT_FILE, flags, 0o600)
         err = os.open(exec_dir / STDERR_FILE, flags, 0o600)
         try:

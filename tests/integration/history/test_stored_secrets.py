@@ -240,12 +240,11 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     },
 }
 # Files of an execution directory: written filtered, or the run's own output.
-FILTERED_FILES = {"session-context.md"}
+FILTERED_FILES = {"session-context.md", "prompt"}
 ALLOWED_FILES = {
     "stdout.log": "what the run printed, as it printed it (its tail is stored filtered)",
     "stderr.log": "what the run printed, as it printed it (its tail is stored filtered)",
     "exit-status": "the run's exit status, a number",
-    "stdin": "the root's prompt as given to the run (a push's text was filtered when stored)",
 }
 
 
