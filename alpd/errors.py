@@ -103,6 +103,10 @@ class PinOutsideExecution(AlpError):
     name = "PIN_OUTSIDE_EXECUTION"
 
 
+class ExecutionRootSettled(AlpError):
+    name = "EXECUTION_ROOT_SETTLED"
+
+
 class InvalidArgument(AlpError):
     name = "INVALID_ARGUMENT"
 

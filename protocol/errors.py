@@ -60,6 +60,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
     ),
     "SCHEDULE_NOT_FOUND": (1030, "no such schedule"),
     "SCHEDULE_INVALID": (1031, "the schedule's expression, interval, time or zone is not valid"),
+    "EXECUTION_ROOT_SETTLED": (
+        1032,
+        "the run's root has settled; a pin of it could no longer reach the thread",
+    ),
     "WEB_UNAVAILABLE": (1050, "the web page cannot listen on its port"),
     "THREAD_NOTHING_TO_UNDO": (
         1040,

@@ -128,7 +128,7 @@ METHODS: dict[str, MethodSpec] = {
         m.PinParams,
         m.PinResult,
         "add a pin to the calling execution's checkpoint",
-        errors=("PIN_OUTSIDE_EXECUTION", "EXECUTION_SETTLED"),
+        errors=("PIN_OUTSIDE_EXECUTION", "EXECUTION_SETTLED", "EXECUTION_ROOT_SETTLED"),
     ),
     "execution/attach": MethodSpec(
         m.AttachParams,

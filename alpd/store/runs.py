@@ -209,6 +209,16 @@ async def settled_with_pids(
 # inside a unit
 
 
+async def unsettled_below(tx: Tx, root_id: str) -> list[str]:
+    """The unsettled executions of `root_id`'s graph other than the root, oldest first."""
+    async with tx.execute(
+        "SELECT id FROM executions WHERE root_id = ? AND id != ? AND status != 'settled' "
+        "ORDER BY created_at, id",
+        (root_id, root_id),
+    ) as cur:
+        return [str(row["id"]) for row in await cur.fetchall()]
+
+
 async def execution_in(tx: Tx, execution_id: str) -> ExecutionRecord | None:
     async with tx.execute(
         f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE id = ?", (execution_id,)

@@ -3,7 +3,9 @@
 In one store unit: the execution is the caller's (none: alpd's own supervisor), a named
 thread must be its root's (THREAD_EXECUTION_BINDING_MISMATCH), and it must not have settled
 (EXECUTION_SETTLED); its outcome, exit code, summary and output tail are recorded. A
-sub-agent hands its pins to its root. A root's checkpoint is projected into context revision
+sub-agent hands its pins to its root; a root settling takes the pins of its children still
+running (a child that outlives its root pins nothing more: EXECUTION_ROOT_SETTLED).
+A root's checkpoint is projected into context revision
 n+1 of its thread (`alpd.domain.threads.projector`), with a compaction record when the projection
 compacted, and the thread's revision is bumped — so a crash leaves the thread at revision n
 or n+1, never between. A context that fails its chain check is not built on: the run is
@@ -22,7 +24,7 @@ from alpd.services.runs.rows import check_execution_owner, execution_from_record
 from alpd.services.threads.pins import hand_pins_to_root
 from alpd.services.threads.snapshots import load_checkpoint, load_snapshot
 from alpd.store.db import Tx, Unit
-from alpd.store.runs import record_settled
+from alpd.store.runs import execution_in, record_settled, unsettled_below
 from alpd.store.threads.shell import bump_revision, load_thread
 from alpd.store.threads.snapshots import insert_compaction, insert_snapshot
 from protocol import messages as m
@@ -67,7 +69,16 @@ def settle_execution(
         )
         thread = None
         if not record.is_root:
-            await hand_pins_to_root(tx, params.execution_id, record.root_id, at)
+            root = await execution_in(tx, record.root_id)
+            if root is not None and root.status != "settled":
+                await hand_pins_to_root(tx, params.execution_id, record.root_id, at)
+            # else: what it pinned while the root ran went with the root's settle; what it
+            # pinned since was refused (EXECUTION_ROOT_SETTLED)
+        if record.is_root:
+            # Children still running hand over what they pinned so far: the root's settle is
+            # the last projection their pins can reach (a later pin is refused by name).
+            for child_id in await unsettled_below(tx, params.execution_id):
+                await hand_pins_to_root(tx, child_id, params.execution_id, at)
         if record.is_root and record.thread_id is not None:
             try:
                 thread = await _project(tx, record.thread_id, params, at)

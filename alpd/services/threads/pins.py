@@ -13,7 +13,7 @@ from alpd.domain.threads.context import (
     line_id,
     make_checkpoint,
 )
-from alpd.errors import InvalidArgument, PinOutsideExecution
+from alpd.errors import ExecutionRootSettled, InvalidArgument, PinOutsideExecution
 from alpd.services.context import Caller, Daemon
 from alpd.services.runs.callers import execution_of_caller
 from alpd.services.threads.snapshots import load_checkpoint, load_snapshot
@@ -50,6 +50,16 @@ async def pin(daemon: Daemon, caller: Caller, params: m.PinParams) -> m.PinResul
                 f"execution {execution_id} has settled; a finished run can no longer pin",
                 pid=caller.pid,
                 executionId=execution_id,
+            )
+        if row.root_id != execution_id and await execution_status(tx, row.root_id) == "settled":
+            # A child that outlives its root: what it pinned so far went with the root's
+            # settle; a pin now would be stored where nothing projects it — refuse it.
+            raise ExecutionRootSettled(
+                f"execution {execution_id}'s root {row.root_id} has settled, so this pin "
+                "could no longer reach the thread; write it into your result or output "
+                "instead, or hand off to the thread (`alp handoff`)",
+                executionId=execution_id,
+                rootId=row.root_id,
             )
         current = await load_checkpoint(tx, execution_id) or make_checkpoint(execution_id)
         updated = add_pin(
