@@ -77,7 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     from alpd.rpc.connection import ConnectionLimits
     from alpd.rpc.listener import SocketInUse
     from alpd.socket_activation import SocketActivationError
-    from alpd.store.db import DatabaseCorrupt, DatabaseTooNew, DatabaseUnavailable
+    from alpd.store.db import (
+        DatabaseCorrupt,
+        DatabaseForeign,
+        DatabaseTooNew,
+        DatabaseUnavailable,
+    )
     from protocol.paths import default_home, default_socket_path
 
     configure_logging(json=args.log_json)
@@ -105,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         UnsafeDirectory,
         DatabaseTooNew,
         DatabaseCorrupt,
+        DatabaseForeign,
         DatabaseUnavailable,
         ConfigError,
         SocketActivationError,

@@ -26,11 +26,12 @@ from alpd.errors import StorageFull
 from alpd.store.health import (
     SCHEMA_SQL,
     DatabaseCorrupt,
+    DatabaseForeign,
     DatabaseUnavailable,
     missing_objects,
     opening_failure,
 )
-from alpd.store.migrations import LATEST_VERSION, MIGRATIONS
+from alpd.store.migrations import APPLICATION_ID, LATEST_VERSION, MIGRATIONS
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -49,6 +50,7 @@ Unit = Callable[[Tx], Awaitable[T]]
 __all__ = [
     "BlockingTx",
     "DatabaseCorrupt",
+    "DatabaseForeign",
     "DatabaseTooNew",
     "DatabaseUnavailable",
     "Store",
@@ -150,6 +152,8 @@ class Store:
     async def open(cls, path: Path) -> Store:
         fresh = not path.exists()
         try:
+            if not fresh:
+                await anyio.to_thread.run_sync(_check_ours, path)
             writer = await _connect(path, read_only=False)
         except _OPENING as exc:
             raise opening_failure(path, exc) from exc
@@ -158,6 +162,7 @@ class Store:
         try:
             await _check_integrity(writer, path)
             await _migrate(writer)
+            await _stamp_ours(writer)
             await _check_schema(writer, path)
             await _check_writable(writer)
             reader = await _connect(path, read_only=True)
@@ -271,6 +276,47 @@ async def _check_integrity(conn: aiosqlite.Connection, path: Path) -> None:
         raise DatabaseCorrupt(
             f"{path} is damaged (integrity check: {damage}); move it aside to start afresh"
         )
+
+
+#: tables every alp database has had since V2: a database without an application_id and
+#: with these is alp's from before V18
+_ALP_TABLES = frozenset({"threads", "thread_revisions", "executions"})
+
+
+async def _stamp_ours(conn: aiosqlite.Connection) -> None:
+    """An alp database already at V18 that lost its application_id (written by hand, or an
+    alp from before a V18 that set it) gets it back: `_check_ours` knew it by its tables."""
+    async with conn.execute("PRAGMA application_id") as cursor:
+        row = await cursor.fetchone()
+    if not row or int(row[0]) != APPLICATION_ID:
+        await conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+def _check_ours(path: Path) -> None:
+    """Refuse a SQLite database that is not alp's before anything writes to it (the writer's
+    own connection would already switch it to WAL). A plain connection that only reads."""
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        if app_id == APPLICATION_ID:
+            return
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = {row[0] for row in conn.execute(_TABLES_SQL)}
+    if app_id == 0 and (tables >= _ALP_TABLES or (not tables and version == 0)):
+        return  # alp's from before V18, or an empty file
+    what = (
+        f"its application_id is {app_id:#x}"
+        if app_id
+        else f"it has none of alp's tables ({len(tables)} others"
+        + (f", user_version {version}" if version else "")
+        + ")"
+    )
+    raise DatabaseForeign(
+        f"{path} is a SQLite database that is not alp's ({what}); alp leaves it as it is. "
+        "Move it away if it is not needed there, or point ALP_HOME at another directory"
+    )
+
+
+_TABLES_SQL = "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
 
 
 async def _check_schema(conn: aiosqlite.Connection, path: Path) -> None:

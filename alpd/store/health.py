@@ -34,6 +34,11 @@ class DatabaseCorrupt(Exception):
     objects the migrations made); it has to be restored or moved aside."""
 
 
+class DatabaseForeign(Exception):
+    """The file is a SQLite database of someone else's (another application_id, or tables
+    none of which is alp's): alp neither adopts nor changes it."""
+
+
 class DatabaseUnavailable(Exception):
     """The database cannot be opened for a reason of the machine's (space, permissions, I/O);
     the file itself is not known to be damaged and must be left where it is."""

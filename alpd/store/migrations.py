@@ -579,6 +579,13 @@ V17_PUSH_CHAINS: Final = (
     "CREATE INDEX deliveries_chain ON deliveries (chain_id) WHERE chain_id IS NOT NULL",
 )
 
+#: `PRAGMA application_id` of alp's databases ("alpd" in ASCII). A SQLite file at alp.db
+#: with another one, or without one and without alp's tables, is someone else's: refused at
+#: open, never adopted (a database of alp's from before V18 is recognised by its tables)
+APPLICATION_ID: Final = 0x616C7064
+
+V18_APPLICATION_ID = (f"PRAGMA application_id = {APPLICATION_ID}",)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -597,6 +604,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V15_CURSOR_PREFIX,
     V16_EXECUTIONS_NO_DELETE,
     V17_PUSH_CHAINS,
+    V18_APPLICATION_ID,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

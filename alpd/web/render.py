@@ -8,14 +8,31 @@ from __future__ import annotations
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 from starlette.responses import HTMLResponse
 
 from alpd.web import view
 from alpd.web.listing import thread_rows
 
+#: C0 controls but tab, newline, form feed and carriage return, and DEL: HTML forbids them in
+#: a page (a NUL is a parse error the browser turns into U+FFFD, or worse, and ends a C string
+#: in tools that read the page); they are shown as their Unicode control pictures (␀, ␇ …)
+_CONTROLS = {c: 0x2400 + c for c in range(0x20) if chr(c) not in "\t\n\f\r"} | {0x7F: 0x2421}
+
+
+def _shown(value: Any) -> Any:
+    """Every `{{ … }}` goes through here before autoescaping: controls become pictures."""
+    if isinstance(value, Markup):
+        return Markup(str(value).translate(_CONTROLS))
+    if isinstance(value, str):
+        return value.translate(_CONTROLS)
+    return value
+
+
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("alpd.web", "templates"),
     autoescape=True,
+    finalize=_shown,
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,

@@ -202,3 +202,57 @@ def test_a_read_only_database_file_is_refused_and_not_called_damaged(tmp_path: P
     assert "move it aside" not in line and "damaged" not in line
     with running_daemon(tmp_path) as d:
         assert [t["title"] for t in d.call("thread/list", {"all": True})["threads"]] == ["kept"]
+
+
+# a database that is not alp's
+
+ALP_APPLICATION_ID = 0x616C7064  # "alpd"
+
+
+def application_id(db: Path) -> int:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return int(conn.execute("PRAGMA application_id").fetchone()[0])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        "CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)",
+        "PRAGMA application_id = 1196444237",  # a GeoPackage's, no tables yet
+        "PRAGMA user_version = 3",  # someone's versioned database, empty
+    ],
+    ids=["other-tables", "other-application-id", "other-user-version"],
+)
+def test_a_foreign_sqlite_file_at_alp_db_is_refused_not_adopted(tmp_path: Path, make: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    db = home / "alp.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute(make)
+        conn.commit()
+    before = db.read_bytes()
+    line = refusal(start_alpd(home))
+    assert str(db) in line and "not alp's" in line, line
+    assert "ALP_HOME" in line, line
+    assert db.read_bytes() == before  # untouched: no alp table was added to it
+
+
+def test_alps_databases_carry_its_application_id(tmp_path: Path) -> None:
+    with running_daemon(tmp_path) as d:
+        d.call("thread/create", {"title": "kept", "cwd": str(tmp_path)})
+        db = d.home / "alp.db"
+    assert application_id(db) == ALP_APPLICATION_ID
+
+
+def test_an_alp_database_from_before_the_application_id_is_recognised_by_its_tables(
+    tmp_path: Path,
+) -> None:
+    with running_daemon(tmp_path) as d:
+        d.call("thread/create", {"title": "kept", "cwd": str(tmp_path)})
+        db = d.home / "alp.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA application_id = 0")
+        conn.commit()
+    with running_daemon(tmp_path) as d:
+        assert [t["title"] for t in d.call("thread/list", {"all": True})["threads"]] == ["kept"]
+    assert application_id(db) == ALP_APPLICATION_ID

@@ -242,3 +242,15 @@ def test_alp_web_imports_nothing_of_the_page(d: DaemonProcess, tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["loginUrl"].startswith("http://127.0.0.1:")
     assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+
+
+def test_control_characters_in_a_title_are_escaped_in_the_page(d: DaemonProcess) -> None:
+    created = d.call("thread/create", {"title": "nul\x00here bell\x07 <i>x</i>"})
+    assert isinstance(created, dict)
+    page = open_page(d)
+    cookie = page.log_in()
+    for path in ("/", f"/t/{created['id']}"):
+        answer = page.request("GET", path, cookie=cookie)
+        assert answer.status == 200
+        assert "\x00" not in answer.body and "\x07" not in answer.body, path
+        assert "nul\u2400here bell\u2407 &lt;i&gt;x&lt;/i&gt;" in answer.body, path
