@@ -63,6 +63,13 @@ METHODS: dict[str, MethodSpec] = {
         "re-read config.toml (as SIGHUP does); CONFIG_INVALID keeps the old",
         errors=("CONFIG_INVALID",),
     ),
+    "daemon/sweep": MethodSpec(
+        m.Empty,
+        m.SweepResult,
+        "run the background passes now and answer when they are done: every settle in flight "
+        "with its after-settle work, a delivery sweep, a scheduler pass (what proves that "
+        "nothing more happens)",
+    ),
     "daemon/stop": MethodSpec(
         m.Empty, m.StopResult, "stop the daemon after the requests in flight (as SIGTERM does)"
     ),

@@ -65,6 +65,10 @@ class Scheduler:
         self.d = schedules.d
         self._wakeup = anyio.Event()
         self.fired = 0
+        #: passes of `run` started and done (`tick_now`)
+        self._passes_started = 0
+        self._passes_done = 0
+        self._pass_done = anyio.Event()
 
     def poke(self) -> None:
         """A schedule changed: re-read when the next fire is."""
@@ -73,15 +77,27 @@ class Scheduler:
     async def run(self, report: Callable[[m.TaskState], None]) -> None:
         while True:
             delay = MAX_SLEEP
+            self._passes_started += 1
             try:
                 delay = await self.tick(self.d.clock.now())
                 report(self._state("idle"))
             except Exception as exc:
                 log.exception("scheduler_failed")
                 report(self._state("failing", f"{type(exc).__name__}: {exc}"))
+            self._passes_done += 1
+            self._pass_done.set()
+            self._pass_done = anyio.Event()
             with anyio.move_on_after(min(max(delay, 0.0), MAX_SLEEP)):
                 await self._wakeup.wait()
             self._wakeup = anyio.Event()
+
+    async def tick_now(self) -> None:
+        """Fire what is due now, and return once a pass that started after this call is done
+        (`daemon/sweep`)."""
+        target = self._passes_started + 1
+        self.poke()
+        while self._passes_done < target:
+            await self._pass_done.wait()
 
     def _state(self, state: str, error: str | None = None) -> m.TaskState:
         return m.TaskState(

@@ -56,6 +56,14 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
             runtimes=sorted(adapters()),
         )
 
+    async def sweep(session: Session, params: m.Empty) -> m.SweepResult:
+        # Settles first: their hooks write reports and wake deliveries the sweep then sees.
+        await rt.executions.settles_done()
+        await rt.delivery.sweep_now()
+        await rt.scheduler.tick_now()
+        await rt.executions.settles_done()
+        return m.SweepResult(tasks=rt.task_states())
+
     async def stop(session: Session, params: m.Empty) -> m.StopResult:
         rt.stop_requested.set()
         return m.StopResult(pid=os.getpid())
@@ -297,6 +305,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "daemon/ping": ping,
         "daemon/status": status,
         "daemon/reload": reload,
+        "daemon/sweep": sweep,
         "daemon/stop": stop,
         "thread/create": create,
         "thread/list": list_,

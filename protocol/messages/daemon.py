@@ -42,6 +42,11 @@ class StatusResult(Wire):
     tasks: list[TaskState]
 
 
+class SweepResult(Wire):
+    #: the background tasks once the forced passes are done
+    tasks: list[TaskState]
+
+
 class ReloadResult(Wire):
     #: the file read (the built-in defaults when it does not exist)
     config: str
@@ -76,6 +81,7 @@ __all__ = [
     "ReloadResult",
     "StatusResult",
     "StopResult",
+    "SweepResult",
     "TaskState",
     "WebOpenParams",
     "WebOpenResult",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 
 import pytest
 from fixtures_alp import AlpWorld, WorldFactory, wait_until
@@ -71,7 +70,7 @@ def test_a_push_to_a_running_claude_root_reaches_its_next_model_request(
     assert PUSHED in conversation and '[alp · push from \\"ci\\"' in conversation
     assert PUSHED not in after_tool.system_text, "delivered in the conversation, by the hook"
 
-    time.sleep(1.0)  # a wrong round would start on the settle
+    world.call("daemon/sweep")  # a wrong round would start on the settle, or on a sweep
     shown = world.call("thread/show", threadId=thread_id)
     assert [r["id"] for r in shown["roots"]] == [root]
     assert delivery_rows(world, thread_id) == [("injected", "inject", root)]
@@ -102,7 +101,7 @@ def test_a_handoff_to_a_running_claude_root_is_injected_by_the_hook(
     assert SUMMARY in conversation
     assert '[alp · handoff from thread \\"research\\"' in conversation
 
-    time.sleep(1.0)  # a wrong round would start on the settle
+    world.call("daemon/sweep")  # a wrong round would start on the settle, or on a sweep
     shown = world.call("thread/show", threadId=build)
     assert [r["id"] for r in shown["roots"]] == [root]
     (arrived,) = shown["handoffsIn"]

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 from wire import RawConnection, assert_no_traceback
 
 from alpd.events import MAX_PENDING
@@ -70,6 +71,13 @@ def fd_limit(soft: int) -> Iterator[None]:
 
 def open_fds(daemon: DaemonProcess) -> int:
     return len(os.listdir(f"/proc/{daemon.pid}/fd"))
+
+
+def connections(daemon: DaemonProcess) -> int:
+    """The connections the daemon holds open (this status call's included)."""
+    status = daemon.call("daemon/status")
+    assert isinstance(status, dict)
+    return int(status["connections"])
 
 
 def connect(daemon: DaemonProcess) -> socket.socket:
@@ -183,6 +191,7 @@ def test_a_subscriber_that_stops_reading_gets_subscriber_too_slow_then_eof(
 ) -> None:
     """It used to be cut without the farewell: the notifications had filled the socket
     buffer, and the farewell could not get through it."""
+    alone = connections(alpd)  # the status call's own
     subscriber = connect(alpd)
     subscriber.sendall(b'{"jsonrpc":"2.0","id":"s","method":"events/subscribe","params":{}}\n')
     with RawConnection(alpd.socket_path, timeout=60) as writer:
@@ -190,9 +199,9 @@ def test_a_subscriber_that_stops_reading_gets_subscriber_too_slow_then_eof(
         # buffer takes, while the subscriber reads nothing.
         for i in range(MAX_PENDING + 300):
             assert "result" in writer.request("thread/create", {"title": f"t{i}", "cwd": "/tmp"})
-    # Slow indeed: still not reading a while after the drop (the daemon gives a farewell
+    # Slow indeed: still not reading until the daemon has dropped it (it gives a farewell
     # that does not fit at most a second before it closes).
-    time.sleep(1.5)
+    wait_for(lambda: connections(alpd) == alone, what="the daemon to close the subscriber")
     received = read_to_eof(subscriber).decode()
     subscriber.close()
     messages = [json.loads(line) for line in received.splitlines()]

@@ -139,6 +139,11 @@ class DeliveryService:
         self._locks: dict[str, anyio.Lock] = {}
         self._wanted: set[str] = set()
         self._wakeup = anyio.Event()
+        #: passes of `run` started and done, and a forced sweep asked (`sweep_now`)
+        self._passes_started = 0
+        self._passes_done = 0
+        self._pass_done = anyio.Event()
+        self._sweep_asked = False
         self.on_landed: list[Landed] = []
         #: set by the handoff service: pushes from runs obey its loop guards
         self.push_guard: PushGuards | None = None
@@ -278,6 +283,15 @@ class DeliveryService:
             await self.requeue_unstarted(execution_id)
             self.wake(thread_id)
 
+    async def sweep_now(self) -> None:
+        """Run a sweep now (every thread with waiting deliveries, as every `SWEEP_SECONDS`)
+        and return once a pass that started after this call is done (`daemon/sweep`)."""
+        target = self._passes_started + 1
+        self._sweep_asked = True
+        self._wakeup.set()
+        while self._passes_done < target:
+            await self._pass_done.wait()
+
     async def requeue_unstarted(self, execution_id: str | None = None) -> int:
         """Deliveries of rounds whose root was reserved but never started go back to the
         queue (`alpd.store.conversation.delivery.requeue_unstarted`): of that root, or of all
@@ -296,6 +310,8 @@ class DeliveryService:
         `SWEEP_SECONDS`, and each thread `wake` names as soon as it is named."""
         sweep = True
         while True:
+            self._passes_started += 1
+            sweep, self._sweep_asked = sweep or self._sweep_asked, False
             if sweep:
                 await self.requeue_unstarted()
                 self._wanted.update(await threads_with_queued(self.d.store))
@@ -316,6 +332,9 @@ class DeliveryService:
                 log.exception("drain_failed")
                 self._wanted |= wanted
                 report(m.TaskState(name="delivery", state="failing", detail=type(exc).__name__))
+            self._passes_done += 1
+            self._pass_done.set()
+            self._pass_done = anyio.Event()
             sweep = True
             with anyio.move_on_after(SWEEP_SECONDS):
                 await self._wakeup.wait()

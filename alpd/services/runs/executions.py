@@ -76,6 +76,9 @@ class Executions:
         self.after_settle: list[AfterSettle] = []
         self.after_step: list[AfterStep] = []
         self._settled: dict[str, anyio.Event] = {}
+        #: settles in flight, their after-settle hooks included (`settles_done`)
+        self._settling = 0
+        self._settling_changed = anyio.Event()
         self.environ: dict[str, str] = dict(os.environ)
 
     # publishing
@@ -260,6 +263,25 @@ class Executions:
 
     async def settle(
         self, caller: Caller | None, params: m.SettleParams, *, output_tail: str | None = None
+    ) -> m.Execution:
+        """Settle the execution, then run the after-settle hooks (counted in flight until
+        they are done: `settles_done`)."""
+        self._settling += 1
+        try:
+            return await self._settle(caller, params, output_tail)
+        finally:
+            self._settling -= 1
+            self._settling_changed.set()
+            self._settling_changed = anyio.Event()
+
+    async def settles_done(self) -> None:
+        """Return once no settle is in flight, its after-settle hooks (report, hand-back,
+        delivery wake) included: what `daemon/sweep` waits for first."""
+        while self._settling:
+            await self._settling_changed.wait()
+
+    async def _settle(
+        self, caller: Caller | None, params: m.SettleParams, output_tail: str | None
     ) -> m.Execution:
         at = self.d.clock.now_iso()
         # What a run printed and what a client says of it are stored (and projected into the

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +108,7 @@ def test_ten_pushes_to_a_busy_thread_are_one_round_delivered_once_across_a_kill9
     wait_for(lambda: all_settled(d, thread["id"]), what="the round to settle")
     # Give a wrong second delivery every chance to happen (the sweep, another settle).
     d.call("thread/reconcile", {"threadId": thread["id"]})
-    time.sleep(1.0)
+    d.call("daemon/sweep")  # the settle's hooks, then a delivery sweep, are done
 
     first, round_ = roots(d, thread["id"])
     assert first["id"] == busy["id"]

@@ -11,7 +11,6 @@ import json
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +142,7 @@ def test_an_interactive_root_writes_no_report(d: DaemonProcess, work: Path) -> N
          "args": ["echo", "hi"]},
     )  # fmt: skip
     d.call("execution/wait", {"executionId": started["execution"]["id"], "timeout": 30})
-    time.sleep(0.5)
+    d.call("daemon/sweep")  # the settle's hooks (which write reports) are done
     assert reports(d, thread["id"]) == []
 
 
@@ -184,6 +183,6 @@ def test_a_live_parent_takes_its_sub_agent_result_and_no_round_follows(
     assert [t["text"] for t in taken] == ["child-done"]
     assert taken[0]["sourceKind"] == "sub-agent"
     wait_for(lambda: all(r["status"] == "settled" for r in thread_show(d, thread_id)["roots"]))
-    time.sleep(1.0)
+    d.call("daemon/sweep")  # the settles' hooks, then a delivery sweep, are done
     assert len(thread_show(d, thread_id)["roots"]) == 1
     assert not (work / "round.txt").exists()

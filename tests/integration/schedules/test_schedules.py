@@ -92,7 +92,11 @@ def test_every_2s_fires_pauses_and_survives_a_restart_with_no_lost_or_doubled_fi
     before = roots(d, thread_id)
 
     d.restart()
-    time.sleep(4.5)  # two fire times pass while paused (and one across the restart)
+    # Two fire times pass while paused (and one across the restart): the wall clock must
+    # move for that. Then a scheduler pass after them, awaited: it is what would fire.
+    passed = time.monotonic() + 4.5
+    wait_for(lambda: time.monotonic() > passed, what="two fire times")
+    d.call("daemon/sweep")
     assert roots(d, thread_id) == before, "a paused schedule fired"
 
     resumed = d.call("schedule/resume", {"scheduleId": created["id"]})
@@ -204,7 +208,10 @@ def test_a_schedule_on_a_closed_thread_stops_with_the_reason(d: DaemonProcess, w
     stopped = wait_for(lambda: (s := show(d, created["id"]))["status"] == "stopped" and s)
     assert "closed" in stopped["stopReason"] and "nextFireAt" not in stopped
     count = len(roots(d, thread_id))
-    time.sleep(2.0)
+    # A fire time passes (every 1s), then a scheduler pass after it, awaited.
+    passed = time.monotonic() + 1.5
+    wait_for(lambda: time.monotonic() > passed, what="a fire time")
+    d.call("daemon/sweep")
     assert len(roots(d, thread_id)) == count
     with pytest.raises(RpcError) as refused:
         d.call("schedule/resume", {"scheduleId": created["id"]})
