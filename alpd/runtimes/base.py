@@ -7,8 +7,11 @@ found by name in `alpd.runtimes.registry` (built-ins plus the `alp.runtimes` ent
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Protocol
 
@@ -92,13 +95,27 @@ class RuntimeAdapter(Protocol):
         ...
 
 
+@cache
+def alp_program() -> str | None:
+    """The absolute path of the `alp` command of this installation: the script beside the
+    interpreter running alpd (a virtualenv's `bin/`), else `alp` on PATH; None if neither."""
+    beside = Path(sys.executable).parent / "alp"
+    if os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("alp")
+
+
 def label_env(ctx: LaunchContext) -> dict[str, str]:
-    """The labels every runtime process gets (docs/contract.md): labels only, never authority."""
+    """The labels every runtime process gets (docs/contract.md): labels only, never authority.
+    `ALP_BIN` names alp by its absolute path, for shells that lost it from PATH."""
     env = {
         "ALP_SOCKET": str(ctx.socket_path),
         "ALP_EXECUTION_ID": ctx.execution_id,
         "ALP_SESSION_CONTEXT": str(ctx.session_context_path),
     }
+    program = alp_program()
+    if program is not None:
+        env["ALP_BIN"] = program
     if ctx.thread_id is not None:
         env["ALP_THREAD_ID"] = ctx.thread_id
     return {**ctx.config.env, **env}

@@ -11,6 +11,8 @@ For the same reason a running Codex root takes no deliveries mid-work (`takes_in
 codex-cli 0.169.0 runs a hook alp passes only if the person trusted its exact definition, or
 with `--dangerously-bypass-hook-trust`, which would run every untrusted hook of the user and
 the repository too. Deliveries to it wait for the next round.
+Its shell tool is kept from being a login shell (`allow_login_shell=false`): a login shell's
+profile resets PATH, and a run could no longer find `alp` (issue 21, point 19).
 `alp mcp` is registered with `-c mcp_servers.alp.…` overrides; Codex starts MCP servers
 outside its sandbox, so the tools reach alpd's socket even when the sandbox refuses the
 shell's connect().
@@ -151,6 +153,10 @@ class CodexRuntime:
         # The -c value is TOML; a JSON string without ASCII escapes is a valid TOML string.
         argv += ["-c", f"developer_instructions={json.dumps(context, ensure_ascii=False)}"]
         argv += codex_mcp_overrides(ctx)
+        # Codex runs its shell tool as a login shell (`bash -lc`) by default, whose profile
+        # resets PATH: alp (in a virtualenv, on the run's PATH) was then `command not found`.
+        # A plain shell keeps the run's environment, PATH included.
+        argv += ["-c", "allow_login_shell=false"]
         if policy.permission_mode in SANDBOX_MODES:
             argv += ["--sandbox", policy.permission_mode]
         elif policy.permission_mode == WORKSPACE_WRITE_NETWORK:

@@ -36,3 +36,21 @@ def test_twelve_headless_roots_started_in_parallel_each_pinning_at_once_all_pins
         assert [(x["text"], x["sourceExecutionId"]) for x in decisions] == [
             (f"pin {index}", execution["id"])
         ]
+
+
+def test_a_run_whose_shell_lost_path_still_finds_alp_through_alp_bin(
+    d: DaemonProcess, work: Path
+) -> None:
+    """`ALP_BIN` names alp by its absolute path (issue 21, point 19): a shell whose PATH was
+    reset (a login shell's profile) still reaches it."""
+    thread_id = cli_json(d, "thread", "create", cwd=work)["id"]
+    script = (
+        'test -x "$ALP_BIN" && '
+        'env -i PATH=/usr/bin:/bin ALP_SOCKET="$ALP_SOCKET" '
+        '"$ALP_BIN" context pin decision -- "found through ALP_BIN"'
+    )
+    execution = start_headless(d, thread_id, work, ["sh", "-c", script])
+    ended = settled(d, str(execution["id"]))
+    assert (ended["outcome"], ended["exitCode"]) == ("completed", 0), ended.get("outputTail")
+    decisions = thread_show(d, thread_id)["context"]["snapshot"]["decisions"]
+    assert [x["text"] for x in decisions] == ["found through ALP_BIN"]
