@@ -34,6 +34,7 @@ from alpd.sdnotify import Notifier
 from alpd.services.context import Caller
 from alpd.socket_activation import listen_fds
 from alpd.store.db import Store
+from alpd.supervisor import cgroups
 from alpd.supervisor.supervisor import Supervisor
 from protocol import errors, jsonrpc
 from protocol import messages as m
@@ -151,7 +152,11 @@ async def _serve(
                     await accept_forever(sock, partial(serve_peer, runtime), tg)
 
             tg.start_soon(accept)
-            runtime.executions.supervisor = Supervisor(tg, runtime.executions.on_exit)
+            groups = cgroups.detect(config.home, os.getuid())
+            cgroups.install(groups)
+            runtime.executions.supervisor = Supervisor(
+                tg, runtime.executions.on_exit, groups=groups
+            )
             runtime.recaps.tg = tg
             runtime.executions.environ = runs_environment(os.environ)
             for name in BACKGROUND_TASKS:
@@ -181,6 +186,7 @@ async def _serve(
                 home=str(config.home),
                 pid=os.getpid(),
                 max_connections=runtime.max_connections,
+                run_cgroups=str(groups.base) if groups else None,
             )
             notifier.ready()
             await _until_stopped(runtime)
@@ -195,6 +201,10 @@ async def _serve(
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(runtime.history.reader.close)
+        groups_in_use = cgroups.active()
+        if groups_in_use is not None:
+            groups_in_use.close()
+            cgroups.install(None)
         sock.close()
         if owned:
             with contextlib.suppress(FileNotFoundError):

@@ -23,6 +23,8 @@ from functools import cache
 import anyio
 import psutil
 
+from alpd.supervisor import cgroups
+
 
 @dataclass(frozen=True, slots=True)
 class ProcessIdentity:
@@ -45,6 +47,14 @@ def identify(pid: int) -> ProcessIdentity | None:
         return ProcessIdentity(pid, psutil.Process(pid).create_time(), boot_id())
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
+
+
+def descendants(pid: int) -> list[int]:
+    """The pids of `pid`'s descendants now."""
+    try:
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return []
 
 
 def label_of(pid: int) -> str | None:
@@ -113,13 +123,19 @@ def protected(pid: int) -> str | None:
 
 
 def members(execution_id: str, root: ProcessIdentity | None) -> list[psutil.Process]:
-    """Every live process of a run that is provably its own: the root (its start time
-    checked) and its descendants, and processes of this user labelled with the run that were
-    born after the root (a label alone proves nothing: an older process cannot be the run's).
-    Without a live root nothing is found: no start time, no proof."""
+    """Every live process of a run that is provably its own: the members of its cgroup
+    (alpd.supervisor.cgroups), the root (its start time checked) and its descendants, and
+    processes of this user labelled with the run that were born after the root (a label alone
+    proves nothing: an older process cannot be the run's). Without a live root only the
+    cgroup's members are found: no start time, no proof."""
     found: dict[int, psutil.Process] = {}
+    groups = cgroups.active()
+    if groups is not None:
+        for pid in groups.members(execution_id):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                found[pid] = psutil.Process(pid)
     if root is None or not is_alive(root):
-        return []
+        return [process for process in found.values() if protected(process.pid) is None]
     with contextlib.suppress(psutil.NoSuchProcess):
         top = psutil.Process(root.pid)
         found[top.pid] = top
@@ -177,6 +193,10 @@ async def end_run(execution_id: str, root: ProcessIdentity | None, grace: float 
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(root.pid, signal.SIGKILL)
     _signal_all(leftovers, signal.SIGKILL)
+    groups = cgroups.active()
+    if groups is not None and all(protected(pid) is None for pid in groups.members(execution_id)):
+        # Atomic, so nothing forks its way out; never when alpd or init was moved in there.
+        groups.kill(execution_id)
 
 
 def _running(process: psutil.Process) -> bool:

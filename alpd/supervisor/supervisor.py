@@ -38,6 +38,7 @@ from alpd.errors import SpawnFailed
 from alpd.files import write_private_file
 from alpd.runtimes.base import LaunchSpec
 from alpd.socket_activation import scrub_systemd_env
+from alpd.supervisor.cgroups import RunGroups
 from alpd.supervisor.processes import ProcessIdentity, end_run, identify, is_alive
 
 EXIT_STATUS_FILE: Final = "exit-status"
@@ -63,6 +64,10 @@ _SHIM: Final = (
 #: run inherits that fd, the read end of a pipe whose writer is closed (harmless).
 _GATE: Final = 'gate="$1"; shift; read -r go < "/proc/self/fd/$gate" || exit 125; '
 GATE_CLOSED_STATUS: Final = 125
+#: First of all the shim joins the run's cgroup (its `cgroup.procs` is the first argument,
+#: empty where runs get none): everything the program starts is born inside
+#: (alpd.supervisor.cgroups). A join that fails leaves the run to the fallback.
+_JOIN: Final = 'procs="$1"; shift; [ -z "$procs" ] || { echo $$ > "$procs"; } 2>/dev/null || :; '
 
 log = structlog.get_logger("alpd.supervisor")
 
@@ -128,8 +133,15 @@ def unnamed_input(text: str, directory: Path) -> int:
 
 
 class Supervisor:
-    def __init__(self, task_group: TaskGroup, on_exit: OnExit, grace: float = 5.0) -> None:
+    def __init__(
+        self,
+        task_group: TaskGroup,
+        on_exit: OnExit,
+        grace: float = 5.0,
+        groups: RunGroups | None = None,
+    ) -> None:
         self._tg = task_group
+        self.groups = groups
         self._on_exit = on_exit
         self._grace = grace
         self._identities: dict[str, ProcessIdentity] = {}
@@ -151,11 +163,14 @@ class Supervisor:
         (it records the pid, so the run is known as such before it can call alp)."""
         env = {**scrub_systemd_env(base_env), **spec.env}
         status_path = str(exec_dir / EXIT_STATUS_FILE)
-        argv = ["/bin/sh", "-c", _SHIM, "alp-run", status_path, *spec.argv]
+        procs = self.groups.procs_file(execution_id) if self.groups is not None else None
         gate_read, gate_write = os.pipe() if before_start is not None else (-1, -1)
         if before_start is not None:
-            argv = ["/bin/sh", "-c", _GATE + _SHIM, "alp-run", str(gate_read), status_path]
-            argv += spec.argv
+            argv = ["/bin/sh", "-c", _JOIN + _GATE + _SHIM, "alp-run", str(procs or "")]
+            argv += [str(gate_read), status_path, *spec.argv]
+        else:
+            argv = ["/bin/sh", "-c", _JOIN + _SHIM, "alp-run", str(procs or "")]
+            argv += [status_path, *spec.argv]
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
         stdin: int = subprocess.DEVNULL
         if spec.stdin is not None:
@@ -187,6 +202,9 @@ class Supervisor:
                 os.close(stdin)
             if gate_read >= 0:
                 os.close(gate_read)
+        if procs is not None and self.groups is not None:
+            # The shim joins before it runs anything; this makes it so by the time we return.
+            self.groups.join(execution_id, [process.pid])
         identity = identify(process.pid) or ProcessIdentity(process.pid, 0.0, "")
         self._identities[execution_id] = identity
         log.info("run_started", execution=execution_id, pid=process.pid)
@@ -221,6 +239,8 @@ class Supervisor:
 
     async def _finish(self, execution_id: str, exec_dir: Path, exit_code: int | None) -> None:
         self._identities.pop(execution_id, None)
+        if self.groups is not None:
+            self.groups.remove(execution_id)
         cancelled = execution_id in self._cancelled
         self._cancelled.discard(execution_id)
         report = ExitReport(exit_code, cancelled, output_tail(exec_dir))

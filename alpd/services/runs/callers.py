@@ -18,6 +18,7 @@ from alpd.store.runs import (
     settled_with_pids,
     with_live_process,
 )
+from alpd.supervisor import cgroups
 from alpd.supervisor.processes import ProcessIdentity, ancestry, is_alive, label_of
 
 
@@ -27,6 +28,9 @@ def _identity(pid: int, row: ExecutionRecord) -> ProcessIdentity:
 
 
 async def execution_of_caller(store: Store, caller: Caller) -> ExecutionRecord:
+    in_cgroup = await _by_cgroup(store, caller)
+    if in_cgroup is not None:
+        return in_cgroup
     chain = ancestry(caller.pid)
     rows = await with_live_process(store, caller.uid)
     by_pid = {row.pid: row for row in rows if row.pid is not None}
@@ -58,6 +62,27 @@ async def execution_of_caller(store: Store, caller: Caller) -> ExecutionRecord:
         "from the process tree of a run (`alp thread continue …`)",
         pid=caller.pid,
     )
+
+
+async def _by_cgroup(store: Store, caller: Caller) -> ExecutionRecord | None:
+    """The run whose cgroup holds the caller (alpd.supervisor.cgroups), which no setsid or
+    double fork leaves; None when runs have no cgroups or the caller is in none of them. A
+    settled run's cgroup is PIN_OUTSIDE_EXECUTION, as its processes are found by ancestry."""
+    groups = cgroups.active()
+    execution_id = groups.run_of(caller.pid) if groups is not None else None
+    if execution_id is None:
+        return None
+    row = await execution_by_id(store, execution_id)
+    if row is None or row.owner_uid != caller.uid:
+        return None
+    if row.status == "settled":
+        raise PinOutsideExecution(
+            f"this process belongs to execution {row.id}, which has settled "
+            f"({row.outcome}); a finished run can no longer pin or delegate",
+            pid=caller.pid,
+            executionId=row.id,
+        )
+    return row
 
 
 async def _settled_in(store: Store, caller: Caller, chain: list[int]) -> dict[int, ExecutionRecord]:

@@ -50,7 +50,15 @@ from alpd.services.runs.settle import settle_execution
 from alpd.services.threads.lifecycle import ThreadService
 from alpd.store.db import Tx
 from alpd.store.runs import execution_by_id, execution_head, record_running
-from alpd.supervisor.processes import ProcessIdentity, ancestry, identify, protected, uid_of
+from alpd.supervisor import cgroups
+from alpd.supervisor.processes import (
+    ProcessIdentity,
+    ancestry,
+    descendants,
+    identify,
+    protected,
+    uid_of,
+)
 from alpd.supervisor.supervisor import ExitReport, Supervisor
 from alpd.workspace import workspace_of
 from protocol import jsonrpc
@@ -257,6 +265,11 @@ class Executions:
         if identity is None:
             raise InvalidArgument(f"no process {params.pid}", pid=params.pid)
         refuse_foreign_process(caller, record.launcher_pid, params.pid)
+        groups = cgroups.active()
+        if groups is not None:
+            # Into the run's cgroup with what it started so far: from now on nothing it
+            # starts can leave the run by setsid or a double fork.
+            groups.join(params.execution_id, [params.pid, *descendants(params.pid)])
         return await self.mark_running(params.execution_id, identity)
 
     # settle
@@ -304,6 +317,9 @@ class Executions:
         else:
             execution, thread = await self.d.store.write(unit)
         self.publish(execution, "settled")
+        groups = cgroups.active()
+        if groups is not None:
+            groups.remove(execution.id)  # when empty: processes left behind stay the run's
         event = self._settled.pop(execution.id, None)
         if event is not None:
             event.set()

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemons import start_headless
+from daemons import StartAlpd, start_headless
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
@@ -91,9 +91,12 @@ def test_a_process_of_a_settled_root_cannot_pin_into_the_launchers_next_root(
         process.wait(10)
 
 
-def test_a_reused_pid_is_not_the_run_start_time_checked(d: DaemonProcess, work: Path) -> None:
+def test_a_reused_pid_is_not_the_run_start_time_checked(start_alpd: StartAlpd, work: Path) -> None:
     """The run's process is alive with the recorded pid, but the recorded start time says it
-    is another process (what a pid reused after the run ended looks like): not the run."""
+    is another process (what a pid reused after the run ended looks like): not the run.
+    Runs without cgroups here: with one, the process is the run's by its cgroup, whatever
+    the row says (alpd.supervisor.cgroups)."""
+    d = start_alpd(extra_env={"ALP_RUN_CGROUPS": "off"})
     thread_id = d.call("thread/create", {"title": "t", "cwd": str(work)})["id"]  # type: ignore[index]
     root = start_headless(
         d, thread_id, work, ["sh", "-c", pin_when_told(work, "from a reused pid")]
