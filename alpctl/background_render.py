@@ -132,12 +132,21 @@ def ps(result: dict[str, Any]) -> str:
     schedules = result["schedules"]
     lines.append(f"SCHEDULES {len(schedules)}")
     lines.extend("  " + schedule_line(s) for s in schedules)
+    leftovers = result.get("leftovers") or []
+    if leftovers:
+        lines.append(f"LEFT BEHIND {len(leftovers)}  (alive after their run settled)")
+        for left in leftovers:
+            lines.append(
+                f"  pid {left['pid']:<7} of {left['executionId']} "
+                f"({left.get('outcome') or 'settled'})  {left['command']}"
+            )
     lines.append("SERVICES")
     for task in result["services"]:
         error = f"  last error: {task['lastError']}" if task.get("lastError") else ""
+        pid = f"pid {task['pid']}  " if task.get("pid") else ""
         lines.append(
-            f"  {task['name']:<14} {task['state']:<8} {local_time(task.get('lastRunAt'))}"
-            f"  {task.get('detail') or ''}{error}"
+            f"  {task['name']:<17} {task['state']:<8} {local_time(task.get('lastRunAt'))}"
+            f"  {pid}{task.get('detail') or ''}{error}"
         )
     from alpctl.recap_render import recap_state_line
 

@@ -141,7 +141,24 @@ class Runtime:
         return agents
 
     def task_states(self) -> list[m.TaskState]:
-        return list(self.tasks.values())
+        """The background tasks, then alpd's own processes and servers: the transcript
+        reader (a child process, started when an import or a sync needs it) and the web page."""
+        reader = self.history.reader.pid
+        web = self._web
+        return [
+            *self.tasks.values(),
+            m.TaskState(
+                name="transcript-reader",
+                state="running" if reader is not None else "stopped",
+                pid=reader,
+                detail="reads transcripts for the history; started when needed",
+            ),
+            m.TaskState(
+                name="web",
+                state="serving" if web is not None and web.running else "off",
+                detail=web.url if web is not None and web.running else "`alp web` starts it",
+            ),
+        ]
 
     async def reconcile_forever(self, interval: float) -> None:
         """Settle runs whose process vanished, and adopt orphans after a restart."""

@@ -206,6 +206,18 @@ async def settled_with_pids(
     return [execution_record(row) for row in rows]
 
 
+async def settled_among(
+    store: Store, owner_uid: int, execution_ids: Sequence[str]
+) -> list[ExecutionRecord]:
+    """The user's settled executions among `execution_ids` (not empty)."""
+    marks = ", ".join("?" * len(execution_ids))
+    rows = await store.fetchall(
+        f"SELECT * FROM executions WHERE owner_uid = ? AND status = 'settled' AND id IN ({marks})",
+        (owner_uid, *execution_ids),
+    )
+    return [execution_record(row) for row in rows]
+
+
 # inside a unit
 
 

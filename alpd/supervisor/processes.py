@@ -168,6 +168,26 @@ def _leads_its_group(root: ProcessIdentity) -> bool:
         return False
 
 
+def labelled_processes(uid: int) -> list[tuple[str, int, str]]:
+    """(execution id, pid, command) of every live process of `uid` that carries an
+    `ALP_EXECUTION_ID` label, alpd's own process left out; the command cut to 200 characters."""
+    found: list[tuple[str, int, str]] = []
+    for process in psutil.process_iter(["uids"]):
+        if process.pid == os.getpid():
+            continue
+        try:
+            if process.info["uids"] is None or process.info["uids"].real != uid:
+                continue
+            label = process.environ().get("ALP_EXECUTION_ID")
+            if not label or process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            command = " ".join(process.cmdline()) or process.name()
+            found.append((label, process.pid, command[:200]))
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
 def _signal_all(processes: list[psutil.Process], signum: int) -> None:
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):

@@ -19,6 +19,8 @@ class TaskState(Wire):
     detail: str | None = None
     #: the last failure of a failing task, as `Type: message`
     last_error: str | None = None
+    #: the service's own process, when it has one (the transcript reader)
+    pid: int | None = None
 
 
 class Counts(Wire):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, get_args
 
+import msgspec
+
 from protocol.messages.base import ExecutionStatus, Kind, Outcome, Wire, documented
 from protocol.messages.daemon import TaskState
 from protocol.messages.executions import Origin, Usage
@@ -70,6 +72,19 @@ class PsSchedule(Wire):
     cost_usd: float | None = None
 
 
+class PsLeftover(Wire):
+    """A process a run left behind: still alive after its execution settled (found by the
+    `ALP_EXECUTION_ID` label it inherited)."""
+
+    execution_id: str
+    pid: int
+    #: the process's name and arguments, cut to 200 characters
+    command: str
+    thread_id: str | None = None
+    settled_at: str | None = None
+    outcome: Outcome | None = None
+
+
 class PsDaemon(Wire):
     pid: int
     version: str
@@ -90,6 +105,8 @@ class PsResult(Wire):
     cost_usd: float = 0.0
     #: whether thread recaps are refreshed (and why not)
     recap: RecapState | None = None
+    #: processes of settled runs that are still alive
+    leftovers: list[PsLeftover] = msgspec.field(default_factory=list)
 
 
 class ActivityParams(Wire):
@@ -134,6 +151,7 @@ __all__ = [
     "PsDaemon",
     "PsDelivery",
     "PsJob",
+    "PsLeftover",
     "PsParams",
     "PsResult",
     "PsSchedule",

@@ -2,7 +2,9 @@
 
 Cost is the execution's `cost_usd`: what the runtime reported in its transcript, else its
 usage at the config's prices (`[runtimes.X] prices`), kept current by the history sync while
-a run goes on. `temp` work is left out of `ps` unless asked for (`all`), and counted.
+a run goes on (it reads a running root's transcript every tick). `temp` work is left out of
+`ps` unless asked for (`all`), and counted. `ps` also lists the processes runs left behind
+(alive after their execution settled), found by the label they inherited.
 
 Both are reads over indexed rows (unsettled executions, queued deliveries, the caller's
 schedules, executions by creation time): no transcript is opened to answer them.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
+import anyio
 import psutil
 
 from alpd import __version__
@@ -27,7 +30,10 @@ from alpd.store.conversation.activity import (
     activity_rows,
     ps_rows,
 )
+from alpd.store.db import Store
+from alpd.store.runs import settled_among
 from alpd.store.schedules import RunStats
+from alpd.supervisor.processes import labelled_processes
 from protocol import messages as m
 
 __all__ = ["activity", "ps"]
@@ -110,6 +116,7 @@ async def ps(
         )
         for row in waiting
     ]
+    leftovers = await _leftovers(schedules.d.store, caller.uid)
     # a schedule's waiting fire, by its coalescing key (instead of a subquery per schedule)
     fires = {row.coalesce_key: row.fire_time for row in waiting if row.coalesce_key}
     return m.PsResult(
@@ -125,7 +132,31 @@ async def ps(
         services=services,
         hidden=len(jobs) - len(shown),
         cost_usd=round(sum(job.cost_usd or 0.0 for job in shown), 6),
+        leftovers=leftovers,
     )
+
+
+async def _leftovers(store: Store, uid: int) -> list[m.PsLeftover]:
+    """Processes still alive whose run has settled: found by the `ALP_EXECUTION_ID` label a
+    run's processes inherit (one that dropped it is not found), the scan off the loop."""
+    labelled = await anyio.to_thread.run_sync(labelled_processes, uid)
+    if not labelled:
+        return []
+    settled = {
+        row.id: row for row in await settled_among(store, uid, sorted({x[0] for x in labelled}))
+    }
+    return [
+        m.PsLeftover(
+            execution_id=execution_id,
+            pid=pid,
+            command=command,
+            thread_id=settled[execution_id].thread_id,
+            settled_at=settled[execution_id].settled_at,
+            outcome=settled[execution_id].outcome,
+        )
+        for execution_id, pid, command in sorted(labelled, key=lambda x: (x[0], x[1]))
+        if execution_id in settled
+    ]
 
 
 async def activity(
