@@ -26,8 +26,13 @@ class WebPage:
     token_file: Path
 
     @property
+    def address(self) -> str:
+        """The loopback address the page listens on (from its URL)."""
+        return urlsplit(self.url).hostname or "127.0.0.1"
+
+    @property
     def host(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.address}:{self.port}"
 
     @property
     def origin(self) -> str:
@@ -43,7 +48,7 @@ class WebPage:
         origin: str | None = None,
         form: str | None = None,
     ) -> Answer:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        connection = http.client.HTTPConnection(self.address, self.port, timeout=30)
         headers = {"Host": host or self.host}
         if cookie is not None:
             headers["Cookie"] = cookie

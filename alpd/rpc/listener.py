@@ -13,7 +13,7 @@ backlog meanwhile. A connection the daemon will not serve (a foreign uid, one ov
 connection cap) is told why and closed at once, never held open waiting for its peer, so a
 crowd of refused peers costs no descriptors. The cap itself is derived from RLIMIT_NOFILE,
 leaving `FD_RESERVE` descriptors for the database, the runs alpd supervises and the files it
-reads.
+reads, and `WEB_RESERVE` for the web page's connections (which have a cap of their own).
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ BACKLOG: Final = 1024
 #: descriptors kept free of connections: SQLite (database, WAL, shm per connection), the
 #: lock, the event loop, the pipes and log files of supervised runs, transcripts being read
 FD_RESERVE: Final = 256
+#: descriptors kept for the web page: its connection cap (at most 64, alpd.web.connections)
+#: and what one wake-up of its listener accepts before the cap is enforced (its backlog, 64)
+WEB_RESERVE: Final = 128
 #: connections of one uid at most, whatever the fd limit (each holds buffers and a task)
 MAX_CONNECTIONS: Final = 4096
 MIN_CONNECTIONS: Final = 8
@@ -96,7 +99,7 @@ def bind_unix_socket(path: Path) -> socket.socket:
 
 def connection_cap(fd_limit: int) -> int:
     """How many connections one uid may hold under a soft RLIMIT_NOFILE of `fd_limit`."""
-    return max(MIN_CONNECTIONS, min(MAX_CONNECTIONS, fd_limit - FD_RESERVE))
+    return max(MIN_CONNECTIONS, min(MAX_CONNECTIONS, fd_limit - FD_RESERVE - WEB_RESERVE))
 
 
 async def accept_forever(

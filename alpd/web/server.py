@@ -7,14 +7,18 @@ it until the daemon stops. Starting makes a new token (alpd.web.login), so a coo
 previous daemon opens nothing; each `web/open` adds a one-time login code.
 
 uvicorn is told to leave signals alone (the daemon owns SIGTERM/SIGINT/SIGHUP), to trust
-no proxy headers (nothing may claim another client address or scheme) and to serve at most
-`MAX_CONNECTIONS` at once (more get 503).
+no proxy headers (nothing may claim another client address or scheme), and to speak HTTP
+through `GuardedH11Protocol` (alpd/web/connections.py): a whole request within 10 s of the
+connect, idle keep-alive closed after 5 s, and a connection cap far below the descriptor
+limit where the longest waiter for a request makes room, so a crowd of another user's idle
+or slow connections neither exhausts alpd's descriptors nor keeps the owner's page out.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import resource
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -29,14 +33,21 @@ from anyio.abc import TaskGroup
 from alpd.domain.web_settings import WebSettings
 from alpd.errors import WebUnavailable
 from alpd.events import EventBus
+from alpd.rpc.listener import FD_RESERVE
 from alpd.web.app import build_app
+from alpd.web.connections import ConnectionGuard, guarded_protocol, web_cap
 from alpd.web.door import Door
 from alpd.web.login import LoginCodes, new_secret, write_token_file
 from alpd.web.stream import EventStreams
 from protocol import messages as m
 
 LOOPBACK: Final = "127.0.0.1"
-MAX_CONNECTIONS: Final = 256
+#: seconds an idle keep-alive connection stays open after a response
+KEEP_ALIVE: Final = 5
+#: the listen backlog, and so how many connections one wake-up accepts at most
+BACKLOG: Final = 64
+#: a request's head (request line and headers) at most
+MAX_HEAD_BYTES: Final = 16 * 1024
 TOKEN_FILE: Final = "web-token"
 
 log = structlog.get_logger("alpd.web")
@@ -68,6 +79,7 @@ class WebServer:
         self.task_group: TaskGroup | None = None
         self.streams = EventStreams(events)
         self._server: uvicorn.Server | None = None
+        self.guard: ConnectionGuard | None = None
         self._stopped = anyio.Event()
 
     @property
@@ -95,6 +107,8 @@ class WebServer:
             sock.close()
             raise
         self.token, self.port = token, sock.getsockname()[1]
+        guard = ConnectionGuard(web_cap(resource.getrlimit(resource.RLIMIT_NOFILE)[0], FD_RESERVE))
+        self.guard = guard
         config = uvicorn.Config(
             app,
             log_config=None,
@@ -103,7 +117,14 @@ class WebServer:
             lifespan="off",
             proxy_headers=False,
             server_header=False,
-            limit_concurrency=MAX_CONNECTIONS,
+            # the guard keeps connections at its cap (closing the longest waiter for a
+            # request); this only bounds the tasks of requests that did arrive
+            limit_concurrency=2 * guard.cap + 1,
+            http=guarded_protocol(guard),
+            timeout_keep_alive=KEEP_ALIVE,
+            # connections taken per wake-up of the listener, before the guard sees them
+            backlog=BACKLOG,
+            h11_max_incomplete_event_size=MAX_HEAD_BYTES,
             timeout_graceful_shutdown=1,
         )
         self._server = _EmbeddedServer(config)
@@ -153,7 +174,7 @@ def _bind(port: int | None) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((LOOPBACK, port or 0))
-        sock.listen(128)
+        sock.listen(BACKLOG)
         sock.setblocking(False)
     except OSError as exc:
         sock.close()

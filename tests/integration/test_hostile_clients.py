@@ -22,7 +22,7 @@ from polling import wait_for
 from wire import RawConnection, assert_no_traceback
 
 from alpd.events import MAX_PENDING
-from alpd.rpc.listener import FD_RESERVE, connection_cap
+from alpd.rpc.listener import FD_RESERVE, WEB_RESERVE, connection_cap
 from alpd.testing.daemon import DaemonProcess, running_daemon
 from protocol import errors
 
@@ -134,9 +134,9 @@ def test_accept_out_of_descriptors_waits_and_serves_the_backlog_later(tmp_path: 
 def test_connection_cap_follows_the_fd_limit_and_refusals_are_closed_at_once(
     tmp_path: Path,
 ) -> None:
-    soft = 300
+    soft = 500
     cap = connection_cap(soft)
-    assert cap == soft - FD_RESERVE
+    assert cap == soft - FD_RESERVE - WEB_RESERVE
     with fd_limit(soft), running_daemon(tmp_path, extra_args=["--idle-timeout", "600"]) as d:
         held = [served_connection(d) for _ in range(cap)]
         try:
