@@ -149,9 +149,10 @@ def ps(result: dict[str, Any]) -> str:
             f"  {pid}{task.get('detail') or ''}{error}"
         )
     from alpctl.recap_render import recap_state_line
+    from alpctl.render import meaning_state_line
 
-    recap = recap_state_line(result.get("recap"))
-    return "\n".join([*lines, recap] if recap else lines)
+    extra = [recap_state_line(result.get("recap")), meaning_state_line(result.get("search"))]
+    return "\n".join([*lines, *(line for line in extra if line)])
 
 
 def activity(result: dict[str, Any]) -> str:

@@ -61,7 +61,13 @@ def parse_time(text: str, now: datetime | None = None) -> str:
 
 def search_params(args: Arguments) -> dict[str, Any]:
     params: dict[str, Any] = {"query": " ".join(args.query), "limit": args.limit}
-    for key, value in (("threadId", args.thread), ("runtime", args.runtime), ("role", args.role)):
+    pairs = (
+        ("threadId", args.thread),
+        ("runtime", args.runtime),
+        ("role", args.role),
+        ("mode", args.mode),
+    )
+    for key, value in pairs:
         if value:
             params[key] = value
     for key in ("since", "until"):

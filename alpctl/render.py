@@ -185,6 +185,9 @@ def status(result: dict[str, Any]) -> str:
     ]
     for task in result.get("tasks", []):
         lines.append(f"  task      {task['name']}: {task['state']}")
+    meaning = meaning_state_line(result.get("search"))
+    if meaning:
+        lines.append(f"  {meaning}")
     return "\n".join(lines)
 
 
@@ -346,17 +349,42 @@ _SEARCH_FILTERS = (
 )
 
 
+def meaning_state_line(state: dict[str, Any] | None) -> str | None:
+    """The meaning index's state in one line (`alp ps`, `alp status`)."""
+    if not state:
+        return None
+    name = state["state"]
+    if name == "off":
+        return f"meaning index: off — {state.get('reason') or 'no embedder'}"
+    line = f"meaning index: {name}"
+    if name in ("building", "stale") or state.get("pendingEntries"):
+        line += f" ({state.get('embedded', 0)} of {state.get('total', 0)} chunks"
+        if state.get("rate"):
+            line += f", {state['rate']:.0f}/s"
+        line += ")"
+    if name == "stale":
+        line += ", the previous model answers meanwhile"
+    if state.get("model"):
+        line += f"  [{state.get('embedder')}: {state['model']}]"
+    if state.get("error"):
+        line += f"  last error: {state['error']}"
+    return line
+
+
 def search(result: dict[str, Any], params: dict[str, Any] | None = None) -> str:
     hits = result["hits"]
+    notice = f"({result['notice']})" if result.get("notice") else None
     if not hits:
         params = params or {}
         filters = [f"{flag} {params[key]}" for key, flag in _SEARCH_FILTERS if params.get(key)]
         within = f" with {' '.join(filters)}" if filters else ""
-        return (
+        empty = (
             f"no matches for {params.get('query', '')!r}{within} "
             "(`alp import claude|codex` indexes sessions from before alp)"
         )
-    return "\n\n".join(search_hit(hit) for hit in hits)
+        return f"{empty}\n{notice}" if notice else empty
+    shown = "\n\n".join(search_hit(hit) for hit in hits)
+    return f"{shown}\n\n{notice}" if notice else shown
 
 
 def root_history(root: dict[str, Any]) -> str:

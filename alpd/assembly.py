@@ -33,6 +33,7 @@ from alpd.services.conversation.delivery import DeliveryService
 from alpd.services.conversation.handoffs import HandoffService
 from alpd.services.conversation.inbox import Inbox
 from alpd.services.conversation.reports import ReportService
+from alpd.services.history.meaning import MeaningIndex
 from alpd.services.history.sync import HistoryService
 from alpd.services.recap.refresh import RecapService
 from alpd.services.runs.dirs import Paths
@@ -47,7 +48,13 @@ if TYPE_CHECKING:
     from alpd.web.server import WebServer
 
 #: the task group's long-running tasks, listed by `daemon/status` and `daemon/ps` from start
-BACKGROUND_TASKS: Final = ("reconciler", "history-sync", "delivery", "scheduler")
+BACKGROUND_TASKS: Final = (
+    "reconciler",
+    "history-sync",
+    "meaning-index",
+    "delivery",
+    "scheduler",
+)
 
 log = structlog.get_logger("alpd")
 
@@ -86,6 +93,8 @@ class Runtime:
         self.tasks: dict[str, m.TaskState] = {}
         self.history = HistoryService(self.executions)
         self.executions.after_settle.append(self.history.after_settle)
+        #: the meaning index (docs/search.md), built by its background task
+        self.meaning = MeaningIndex(self.daemon, lambda: self.executions.agents.search)
         self.delivery = DeliveryService(self.executions)
         self.executions.after_settle.append(self.delivery.after_settle)
         #: this daemon instance, as the holder of the handoff slots it reserves

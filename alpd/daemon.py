@@ -22,6 +22,7 @@ import structlog
 from alpd import __version__
 from alpd.assembly import BACKGROUND_TASKS, DaemonConfig, Runtime
 from alpd.background.history_sync import run_history_sync
+from alpd.background.meaning_index import run_meaning_index
 from alpd.config import load_config
 from alpd.domain.runs.agents import AgentsConfig
 from alpd.errors import ConfigInvalid, WebUnavailable
@@ -163,8 +164,17 @@ async def _serve(
                 runtime.tasks[name] = m.TaskState(name=name, state="starting")
             tg.start_soon(runtime.reconcile_forever, config.reconcile_interval)
             tg.start_soon(
-                run_history_sync,
-                runtime.history,
+                partial(
+                    run_history_sync,
+                    runtime.history,
+                    lambda state: runtime.tasks.__setitem__(state.name, state),
+                    runtime.daemon.clock.now_iso,
+                    copied=lambda: runtime.meaning.wakeup.set(),
+                )
+            )
+            tg.start_soon(
+                run_meaning_index,
+                runtime.meaning,
                 lambda state: runtime.tasks.__setitem__(state.name, state),
                 runtime.daemon.clock.now_iso,
             )

@@ -173,5 +173,12 @@ class NotFromARun(AlpError):
     name = "NOT_FROM_A_RUN"
 
 
+class SearchIndexNotReady(AlpError):
+    """`--mode meaning` while the meaning index is off or still building its first
+    generation; `data.state` is the index's state."""
+
+    name = "SEARCH_INDEX_NOT_READY"
+
+
 class WebUnavailable(AlpError):
     name = "WEB_UNAVAILABLE"

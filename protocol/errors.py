@@ -65,6 +65,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         "the run's root has settled; a pin of it could no longer reach the thread",
     ),
     "WEB_UNAVAILABLE": (1050, "the web page cannot listen on its port"),
+    "SEARCH_INDEX_NOT_READY": (
+        1070,
+        "search by meaning was asked for, but no meaning index can answer yet",
+    ),
     "THREAD_NOTHING_TO_UNDO": (
         1040,
         "no settled root since the last clear is left to undo; older revisions stay readable",

@@ -218,8 +218,9 @@ METHODS: dict[str, MethodSpec] = {
     "history/search": MethodSpec(
         m.HistorySearchParams,
         m.HistorySearchResult,
-        "full-text search across the caller's threads and legacy imports (bm25, snippets)",
-        errors=(*_THREAD, "HISTORY_ENTRY_TAMPERED"),
+        "search across the caller's threads and legacy imports: by keyword (bm25, snippets), "
+        "by meaning (the meaning index), or both fused (hybrid, the default)",
+        errors=(*_THREAD, "HISTORY_ENTRY_TAMPERED", "SEARCH_INDEX_NOT_READY"),
     ),
     "thread/push": MethodSpec(
         m.PushParams,

@@ -49,7 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "delegate": ("delegate", "from inside a run: start a delegated child run"),
     "delegation": ("delegation", "the graph of runs a root started"),
     "execution": ("execution", "one execution (run): show, logs, cancel"),
-    "search": ("search", "full-text search across your threads' history"),
+    "search": ("search", "search your threads' history by keyword and by meaning"),
     "import": ("history_import", "index native sessions from before alp (not in a thread)"),
     "mcp": ("mcp", "alp's tools for the agent inside a run, as a stdio MCP server"),
     "schedule": ("schedule", "run a prompt in a thread on a schedule: add, list, pause, rm, run"),

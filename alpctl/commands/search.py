@@ -1,4 +1,4 @@
-"""`alp search WORDS`: full-text search across your threads' history."""
+"""`alp search WORDS`: search across your threads' history, by keyword and by meaning."""
 
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--until", type=history_cli.parse_time, help=f"only entries until then: {_TIME_HELP}"
     )
     parser.add_argument("--limit", type=int, default=20, help="at most this many hits (20)")
+    parser.add_argument(
+        "--mode",
+        choices=["hybrid", "keyword", "meaning"],
+        help="hybrid (default: both, fused; keyword alone, said so, while the meaning index "
+        "is not ready), keyword, or meaning",
+    )
 
 
 def run(args: Arguments, inv: Invocation) -> int:

@@ -29,14 +29,19 @@ async def run_history_sync(
     report: Callable[[m.TaskState], None],
     now: Callable[[], str],
     interval: float = DEFAULT_INTERVAL,
+    copied: Callable[[], None] = lambda: None,
 ) -> None:
+    """`copied` is called after a pass that copied entries (the meaning index wakes)."""
     total = 0
     while True:
         with anyio.move_on_after(interval):
             await history.wakeup.wait()
         history.wakeup = anyio.Event()
         try:
-            total += await history.tick()
+            added = await history.tick()
+            total += added
+            if added:
+                copied()
             report(
                 m.TaskState(
                     name="history-sync",

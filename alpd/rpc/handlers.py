@@ -82,6 +82,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
             connections=rt.connection_count,
             counts=counts,
             tasks=rt.task_states(),
+            search=rt.meaning.state(),
         )
 
     async def create(session: Session, params: m.ThreadCreateParams) -> m.Thread:
@@ -220,7 +221,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await importer.import_sessions(rt.history, session.caller, params)
 
     async def search_(session: Session, params: m.HistorySearchParams) -> m.HistorySearchResult:
-        return await search.search(rt.daemon.store, session.caller, params)
+        return await search.search(rt.daemon.store, rt.meaning, session.caller, params)
 
     schedules = rt.schedules
 
@@ -257,7 +258,9 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def ps(session: Session, params: m.PsParams) -> m.PsResult:
         uptime = time.monotonic() - rt.started
         result = await activity.ps(schedules, session.caller, params, rt.task_states(), uptime)
-        return msgspec.structs.replace(result, recap=recap_state(rt.recaps.availability()))
+        return msgspec.structs.replace(
+            result, recap=recap_state(rt.recaps.availability()), search=rt.meaning.state()
+        )
 
     async def activity_list(session: Session, params: m.ActivityParams) -> m.ActivityResult:
         return await activity.activity(schedules, session.caller, params)

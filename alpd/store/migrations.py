@@ -585,6 +585,66 @@ V17_PUSH_CHAINS: Final = (
 APPLICATION_ID: Final = 0x616C7064
 
 V18_APPLICATION_ID = (f"PRAGMA application_id = {APPLICATION_ID}",)
+# The meaning index (docs/search.md): the units of history embedded for search by meaning —
+# a person's turn, or a run of assistant text between two turns (tool output never) — cut
+# into chunks, each with the sha256 of its text; the vectors of every fingerprinted
+# generation (model) keyed by that digest, so a text is embedded once per model; and where
+# the background builder stands (`search_index_cursor`: the last history entry cut into
+# units; a generation's `embedded_through`: the last chunk embedded). All derived from
+# history_entries: dropping these tables loses nothing but the time to rebuild them.
+V19_MEANING_INDEX: Final = (
+    """
+    CREATE TABLE search_units (
+        id           INTEGER PRIMARY KEY,
+        execution_id TEXT NOT NULL REFERENCES executions (id),
+        role         TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+        first_entry  INTEGER NOT NULL,
+        last_entry   INTEGER NOT NULL,
+        chars        INTEGER NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX search_units_by_execution ON search_units (execution_id, first_entry)",
+    """
+    CREATE TABLE search_chunks (
+        id       INTEGER PRIMARY KEY,
+        unit_id  INTEGER NOT NULL REFERENCES search_units (id),
+        seq      INTEGER NOT NULL,
+        entry_id INTEGER NOT NULL,
+        start    INTEGER NOT NULL,
+        length   INTEGER NOT NULL,
+        digest   BLOB NOT NULL,
+        UNIQUE (unit_id, seq)
+    ) STRICT
+    """,
+    "CREATE INDEX search_chunks_by_digest ON search_chunks (digest)",
+    """
+    CREATE TABLE search_generations (
+        id               INTEGER PRIMARY KEY,
+        fingerprint      TEXT NOT NULL UNIQUE,
+        embedder         TEXT NOT NULL,
+        model            TEXT NOT NULL,
+        dims             INTEGER NOT NULL,
+        embedded_through INTEGER NOT NULL DEFAULT 0,
+        created_at       TEXT NOT NULL,
+        ready_at         TEXT
+    ) STRICT
+    """,
+    """
+    CREATE TABLE search_vectors (
+        generation INTEGER NOT NULL REFERENCES search_generations (id),
+        digest     BLOB NOT NULL,
+        vector     BLOB NOT NULL,
+        PRIMARY KEY (generation, digest)
+    ) STRICT, WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE search_index_cursor (
+        only     INTEGER PRIMARY KEY CHECK (only = 1),
+        entry_id INTEGER NOT NULL
+    ) STRICT
+    """,
+    "INSERT INTO search_index_cursor (only, entry_id) VALUES (1, 0)",
+)
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
@@ -605,6 +665,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V16_EXECUTIONS_NO_DELETE,
     V17_PUSH_CHAINS,
     V18_APPLICATION_ID,
+    V19_MEANING_INDEX,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

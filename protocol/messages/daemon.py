@@ -4,6 +4,7 @@ daemon's own methods."""
 from __future__ import annotations
 
 from protocol.messages.base import Wire
+from protocol.messages.history import MeaningIndexState
 
 
 class PingResult(Wire):
@@ -42,6 +43,8 @@ class StatusResult(Wire):
     connections: int
     counts: Counts
     tasks: list[TaskState]
+    #: the meaning index: off (and why), building (n of N, rate), stale, ready
+    search: MeaningIndexState | None = None
 
 
 class SweepResult(Wire):

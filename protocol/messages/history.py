@@ -100,6 +100,32 @@ class HistoryProgress(Wire):
 
 
 SearchRole = Literal["user", "assistant", "tool", "system"]
+#: `hybrid` (default): keyword and meaning fused, keyword alone (with a notice) while no
+#: meaning index can answer; `keyword`: full-text only; `meaning`: the meaning index only
+SearchMode = Literal["hybrid", "keyword", "meaning"]
+MeaningState = Literal["off", "building", "stale", "ready"]
+
+
+class MeaningIndexState(Wire):
+    """The meaning index (docs/search.md): `off` (no embedder: `reason` says why and what to
+    do), `building` (its first generation, `embedded` of `total` chunks), `stale` (the model
+    changed: the previous generation answers while the new one builds), `ready`."""
+
+    state: MeaningState
+    embedder: str | None = None
+    #: the model's directory (model2vec) or name (openai)
+    model: str | None = None
+    #: chunks the current generation has embedded, of the chunks cut so far
+    embedded: int = 0
+    total: int = 0
+    #: history entries not yet cut into units
+    pending_entries: int = 0
+    #: chunks embedded per second, over the last minute of building
+    rate: float | None = None
+    #: why the index is off, with what to do
+    reason: str | None = None
+    #: the last failure of a building step (retried)
+    error: str | None = None
 
 
 class HistorySearchParams(Wire):
@@ -120,6 +146,7 @@ class HistorySearchParams(Wire):
     ] = 20
     highlight_start: str = "**"
     highlight_end: str = "**"
+    mode: SearchMode = "hybrid"
 
 
 class SearchHit(Wire):
@@ -141,14 +168,23 @@ class SearchHit(Wire):
     #: `before-clear` (its root opened before a clear of the thread), `undone` (its root's
     #: contribution was undone): kept and searchable, never read by a recap
     labels: list[HistoryLabel] = msgspec.field(default_factory=list)
+    #: which legs found it: `keyword`, `meaning` (a hybrid hit may carry both)
+    legs: list[str] = msgspec.field(default_factory=list)
 
 
 class HistorySearchResult(Wire):
     hits: list[SearchHit]
-    #: which index answered: `words` (unicode61), `trigram` (CJK), `like` (short CJK terms)
+    #: which full-text index answered: `words` (unicode61), `trigram` (CJK), `like` (short
+    #: CJK terms), `none`; `meaning` when only the meaning index was asked
     index: str
     #: the FTS5 expression the query became (empty when nothing searchable was left)
     expression: str = ""
+    #: what answered: `hybrid` (both legs fused by reciprocal rank), `keyword`, `meaning`
+    mode: SearchMode = "keyword"
+    #: the meaning index's state when this search ran
+    meaning: MeaningIndexState | None = None
+    #: set when the mode asked for is not the mode that answered, and why
+    notice: str | None = None
 
 
 __all__ = [
@@ -159,8 +195,11 @@ __all__ = [
     "HistorySearchResult",
     "HistorySummary",
     "ImportedSession",
+    "MeaningIndexState",
+    "MeaningState",
     "RootHistory",
     "SearchHit",
+    "SearchMode",
     "SearchRole",
     "ThreadSyncParams",
     "ThreadSyncResult",

@@ -10,6 +10,7 @@ import msgspec
 from protocol.messages.base import ExecutionStatus, Kind, Outcome, Wire, documented
 from protocol.messages.daemon import TaskState
 from protocol.messages.executions import Origin, Usage
+from protocol.messages.history import MeaningIndexState
 from protocol.messages.schedules import ListLimit, RuleText, ScheduleStatus
 from protocol.messages.thread_show import RecapState
 
@@ -107,6 +108,8 @@ class PsResult(Wire):
     recap: RecapState | None = None
     #: processes of settled runs that are still alive
     leftovers: list[PsLeftover] = msgspec.field(default_factory=list)
+    #: the meaning index: off (and why), building (n of N, rate), stale, ready
+    search: MeaningIndexState | None = None
 
 
 class ActivityParams(Wire):

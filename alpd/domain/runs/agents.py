@@ -65,6 +65,7 @@ from alpd.domain.config_fields import (
     table_of,
 )
 from alpd.domain.conversation.guards import LIMIT_KEYS, GuardLimits
+from alpd.domain.history.search_settings import SearchSettings, parse_search_settings
 from alpd.domain.recap.config import RecapSettings, parse_recap_settings
 from alpd.domain.web_settings import WebSettings, parse_web_settings
 from alpd.errors import AgentNotFound
@@ -137,6 +138,8 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
     source: str | None = None
     #: the `[web]` table (alpd.domain.web_settings)
     web: WebSettings = WebSettings()
+    #: the `[search]` table: the meaning index's embedder (alpd.domain.history.search_settings)
+    search: SearchSettings = SearchSettings()
 
     def agent(self, name: str) -> AgentDefinition:
         """The agent called `name`, or AGENT_NOT_FOUND naming the agent, the known ones and
@@ -191,12 +194,12 @@ def parse_agents_config(
         raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
     fail = Failer(source, toml_text)
     for key in data:
-        known = ("agents", "runtimes", "handoff", "web", "recap")
+        known = ("agents", "runtimes", "handoff", "web", "recap", "search")
         if key not in known and key not in other_sections:
             fail(
                 (key,),
-                f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web' "
-                "or 'recap')",
+                f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web', "
+                "'recap' or 'search')",
             )
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
@@ -211,7 +214,10 @@ def parse_agents_config(
     handoff = _parse_handoff(fail, data.get("handoff", {}))
     web = parse_web_settings(fail, data.get("web"))
     recap = parse_recap_settings(data.get("recap", {}), fail)
-    return AgentsConfig(agents=agents, runtimes=runtimes, handoff=handoff, web=web, recap=recap)
+    search = parse_search_settings(fail, data.get("search"))
+    return AgentsConfig(
+        agents=agents, runtimes=runtimes, handoff=handoff, web=web, recap=recap, search=search
+    )
 
 
 def _parse_handoff(fail: Failer, table: object) -> GuardLimits:

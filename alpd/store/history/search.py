@@ -25,10 +25,17 @@ from alpd.store.threads.steps import labels_from, labels_sql
 from protocol import messages as m
 
 __all__ = [
+    "HIT_COLUMNS",
+    "HIT_JOINS",
     "STORED_COLUMNS_SQL",
     "Index",
+    "Params",
     "SearchQuery",
     "check_entry_digests",
+    "check_thread_filter",
+    "filters_sql",
+    "hit_from_row",
+    "keyword_hits",
     "like_snippet",
     "ranked_sql",
     "search_on",
@@ -57,7 +64,7 @@ class SearchQuery:
     terms: tuple[str, ...] = ()
 
 
-class _Params:
+class Params:
     """Numbered SQL parameters (`?N`, reusable in one statement); `Store.fetchall` binds a
     sequence."""
 
@@ -72,7 +79,7 @@ class _Params:
         return self._names[name]
 
 
-def _filters(uid: int, params: m.HistorySearchParams, p: _Params) -> str:
+def filters_sql(uid: int, params: m.HistorySearchParams, p: Params) -> str:
     clauses = [f"coalesce(e.owner_uid, t.owner_uid) = {p('uid', uid)}"]
     if params.thread_id is not None:
         clauses.append(f"coalesce(e.thread_id, d.thread_id) = {p('thread', params.thread_id)}")
@@ -89,14 +96,14 @@ def _filters(uid: int, params: m.HistorySearchParams, p: _Params) -> str:
 
 # Joins from a document id (`doc`) to what a hit shows; entries have positive ids, thread
 # documents negative ones.
-_JOINS: Final = """
+HIT_JOINS: Final = """
     LEFT JOIN history_entries h ON h.id = {doc} AND {doc} > 0
     LEFT JOIN executions e ON e.id = h.execution_id
     LEFT JOIN thread_docs d ON d.id = {doc} AND {doc} < 0
     LEFT JOIN threads t ON t.id = coalesce(e.thread_id, d.thread_id)
 """
 
-_HIT_COLUMNS: Final = f"""
+HIT_COLUMNS: Final = f"""
     h.execution_id, h.role, h.kind, coalesce(h.ts, e.created_at, t.updated_at) AS at,
     e.sequence, e.runtime, e.thread_id AS entry_thread, e.native_session_id,
     coalesce(e.thread_id, d.thread_id) AS thread_id, t.title,
@@ -113,34 +120,34 @@ _THREAD_BODY: Final = "coalesce(d.title, '') || char(10) || coalesce(d.context, 
 
 
 def ranked_sql(
-    table: str, filters: str, p: _Params, expression: str, limit: int, start: str, end: str
+    table: str, filters: str, p: Params, expression: str, limit: int, start: str, end: str
 ) -> str:
     """The bm25-ranked page of hits with snippets (public for the bench's direct runs)."""
     match, hs, he = p("expression", expression), p("hs", start), p("he", end)
     return f"""
     WITH page AS (
         SELECT f.rowid AS doc, f.rank AS score
-        FROM {table} f {_JOINS.format(doc="f.rowid")}
+        FROM {table} f {HIT_JOINS.format(doc="f.rowid")}
         WHERE {table} MATCH {match} AND {filters}
         ORDER BY f.rank LIMIT {p("limit", limit)}
     )
     SELECT page.doc, page.score,
-        snippet({table}, 0, {hs}, {he}, '…', {SNIPPET_TOKENS}) AS snippet, {_HIT_COLUMNS}
+        snippet({table}, 0, {hs}, {he}, '…', {SNIPPET_TOKENS}) AS snippet, {HIT_COLUMNS}
     FROM page JOIN {table} ON {table}.rowid = page.doc AND {table} MATCH {match}
-    {_JOINS.format(doc="page.doc")}
+    {HIT_JOINS.format(doc="page.doc")}
     ORDER BY page.score
     """
 
 
-def _like_sql(terms: tuple[str, ...], filters: str, p: _Params, limit: int) -> str:
+def _like_sql(terms: tuple[str, ...], filters: str, p: Params, limit: int) -> str:
     likes = " AND ".join(
         f"body LIKE {p(f'like{i}', _like_pattern(term))} ESCAPE '\\'"
         for i, term in enumerate(terms)
     )
     return f"""
     SELECT c.id AS doc, 0.0 AS score,
-        CASE WHEN c.id > 0 THEN {_ENTRY_BODY} ELSE {_THREAD_BODY} END AS body, {_HIT_COLUMNS}
-    FROM cjk_docs c {_JOINS.format(doc="c.id")}
+        CASE WHEN c.id > 0 THEN {_ENTRY_BODY} ELSE {_THREAD_BODY} END AS body, {HIT_COLUMNS}
+    FROM cjk_docs c {HIT_JOINS.format(doc="c.id")}
     WHERE {likes} AND {filters}
     ORDER BY coalesce(h.ts, t.updated_at) DESC, c.id DESC LIMIT {p("limit", limit)}
     """
@@ -167,7 +174,7 @@ def like_snippet(body: str, terms: tuple[str, ...], start: str, end: str) -> str
     return ("…" if left else "") + marked + ("…" if right < len(body) else "")
 
 
-def _hit(row: sqlite3.Row, at: dict[str, int], snippet: str) -> m.SearchHit:
+def hit_from_row(row: sqlite3.Row, at: dict[str, int], snippet: str) -> m.SearchHit:
     """A hit from a row of the search query; `at` holds its columns' positions (a name look-up
     in a `sqlite3.Row` is a case-insensitive scan of all ~40 columns)."""
     is_entry = row[at["doc"]] > 0
@@ -227,8 +234,8 @@ def search_sql(
 ) -> tuple[str, list[Any]]:
     """The statement and its parameters for a parsed query (`words`, `trigram` or `like`)
     over the documents of `uid` (public for the bench's direct runs)."""
-    p = _Params()
-    filters = _filters(uid, params, p)
+    p = Params()
+    filters = filters_sql(uid, params, p)
     if query.index == "like":
         return _like_sql(query.terms, filters, p, params.limit), p.values
     table = "search_words" if query.index == "words" else "search_cjk"
@@ -250,31 +257,49 @@ def search_on(
     """The whole search on the reader connection (`Store.read`), in one hop to its thread:
     the thread filter's checks (THREAD_NOT_FOUND, PERMISSION_DENIED for `uid`), the ranked
     page, the digest check of its entries and the hits."""
-    if params.thread_id is not None:
-        # A filter on a thread that does not exist is an error, not "no matches".
-        thread = conn.execute(
-            "SELECT owner_uid FROM threads WHERE id = ?", (params.thread_id,)
-        ).fetchone()
-        if thread is None:
-            raise ThreadNotFound(
-                f"no thread {params.thread_id!r}; `alp thread list --all` shows yours",
-                threadId=params.thread_id,
-            )
-        if thread["owner_uid"] != uid:
-            raise PermissionDenied(
-                f"thread {params.thread_id} belongs to another user", threadId=params.thread_id
-            )
+    check_thread_filter(uid, params, conn)
+    hits = [hit for _, hit in keyword_hits(uid, params, query, conn)]
+    return m.HistorySearchResult(hits=hits, index=query.index, expression=query.expression)
+
+
+def check_thread_filter(uid: int, params: m.HistorySearchParams, conn: BlockingTx) -> None:
+    """A filter on a thread that does not exist is THREAD_NOT_FOUND, not "no matches"; on
+    another user's, PERMISSION_DENIED."""
+    if params.thread_id is None:
+        return
+    thread = conn.execute(
+        "SELECT owner_uid FROM threads WHERE id = ?", (params.thread_id,)
+    ).fetchone()
+    if thread is None:
+        raise ThreadNotFound(
+            f"no thread {params.thread_id!r}; `alp thread list --all` shows yours",
+            threadId=params.thread_id,
+        )
+    if thread["owner_uid"] != uid:
+        raise PermissionDenied(
+            f"thread {params.thread_id} belongs to another user", threadId=params.thread_id
+        )
+
+
+def keyword_hits(
+    uid: int, params: m.HistorySearchParams, query: SearchQuery, conn: BlockingTx
+) -> list[tuple[int, m.SearchHit]]:
+    """The keyword leg's page: (document id, hit), best first (the thread filter already
+    checked). Entries have positive document ids, thread documents negative ones."""
     if query.index == "none":
-        return m.HistorySearchResult(hits=[], index="none")
+        return []
     sql, values = search_sql(uid, params, query)
     rows = conn.execute(sql, values).fetchall()
     check_entry_digests(rows)
-    at = {name: i for i, name in enumerate(rows[0].keys())} if rows else {}
-    if query.index == "like":
-        start, end = params.highlight_start, params.highlight_end
-        hits = [
-            _hit(row, at, like_snippet(row[at["body"]], query.terms, start, end)) for row in rows
-        ]
-    else:
-        hits = [_hit(row, at, row[at["snippet"]] or "") for row in rows]
-    return m.HistorySearchResult(hits=hits, index=query.index, expression=query.expression)
+    if not rows:
+        return []
+    at = {name: i for i, name in enumerate(rows[0].keys())}
+    start, end = params.highlight_start, params.highlight_end
+    found = []
+    for row in rows:
+        if query.index == "like":
+            snippet = like_snippet(row[at["body"]], query.terms, start, end)
+        else:
+            snippet = row[at["snippet"]] or ""
+        found.append((row[at["doc"]], hit_from_row(row, at, snippet)))
+    return found

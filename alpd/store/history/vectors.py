@@ -1,0 +1,394 @@
+"""The meaning index's statements (migration V19; docs/search.md): units and chunks cut
+from history entries, the vectors of each fingerprinted generation, where the builder stands,
+and the meaning leg's candidates with the same filters and labels as keyword search.
+
+Every function takes a blocking connection: the builder's steps run whole on the writer's
+thread (`Store.write_blocking`) or the reader's (`Store.read`), one hop each. Vectors are
+stored as little-endian float16, L2-normalised, `dims` of them per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from alpd.domain.history.units import (
+    MAX_UNIT_CHARS,
+    RUN_SEPARATOR,
+    Chunk,
+    EntryText,
+    OpenRun,
+    UnitText,
+    unit_entry_texts,
+)
+from alpd.store.db import BlockingTx
+from alpd.store.history.search import (
+    HIT_COLUMNS,
+    HIT_JOINS,
+    Params,
+    check_entry_digests,
+    filters_sql,
+    hit_from_row,
+)
+from protocol import messages as m
+
+__all__ = [
+    "ChunkToEmbed",
+    "Generation",
+    "IndexCounts",
+    "candidate_hits",
+    "drop_generation",
+    "embedded_through",
+    "ensure_generation",
+    "generations",
+    "index_counts",
+    "mark_ready",
+    "pending_chunks",
+    "read_entries_to_cut",
+    "units_of_entries",
+    "vectors_of",
+    "write_units",
+    "write_vectors",
+]
+
+#: rows a vector load reads per statement (bounded memory for the rows in flight)
+LOAD_BATCH: Final = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    id: int
+    fingerprint: str
+    embedder: str
+    model: str
+    dims: int
+    embedded_through: int
+    created_at: str
+    ready_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkToEmbed:
+    id: int
+    digest: bytes
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexCounts:
+    #: history entries not yet cut into units
+    entries_pending: int
+    chunks: int
+    #: chunks at or below the generation's `embedded_through`
+    embedded: int
+    last_chunk: int
+
+
+_GENERATION_COLUMNS: Final = (
+    "id, fingerprint, embedder, model, dims, embedded_through, created_at, ready_at"
+)
+
+
+def generations(conn: BlockingTx) -> list[Generation]:
+    """Every generation, oldest first."""
+    rows = conn.execute(f"SELECT {_GENERATION_COLUMNS} FROM search_generations ORDER BY id")
+    return [Generation(*row) for row in rows.fetchall()]
+
+
+def ensure_generation(
+    conn: BlockingTx, fingerprint: str, embedder: str, model: str, dims: int, now: str
+) -> Generation:
+    """The generation of `fingerprint`, made (empty, not ready) when it is new."""
+    conn.execute(
+        "INSERT OR IGNORE INTO search_generations (fingerprint, embedder, model, dims, created_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (fingerprint, embedder, model, dims, now),
+    )
+    row = conn.execute(
+        f"SELECT {_GENERATION_COLUMNS} FROM search_generations WHERE fingerprint = ?",
+        (fingerprint,),
+    ).fetchone()
+    return Generation(*row)
+
+
+def mark_ready(conn: BlockingTx, generation: int, now: str) -> None:
+    conn.execute(
+        "UPDATE search_generations SET ready_at = ? WHERE id = ? AND ready_at IS NULL",
+        (now, generation),
+    )
+
+
+def drop_generation(conn: BlockingTx, generation: int, limit: int) -> bool:
+    """Delete up to `limit` of a generation's vectors; the generation itself once it has
+    none left (True then)."""
+    deleted = conn.execute(
+        "DELETE FROM search_vectors WHERE generation = ?1 AND digest IN "
+        "(SELECT digest FROM search_vectors WHERE generation = ?1 LIMIT ?2)",
+        (generation, limit),
+    ).rowcount
+    if deleted < limit:
+        conn.execute("DELETE FROM search_generations WHERE id = ?", (generation,))
+        return True
+    return False
+
+
+def index_counts(conn: BlockingTx, generation: int | None) -> IndexCounts:
+    cursor = conn.execute("SELECT entry_id FROM search_index_cursor").fetchone()[0]
+    last_entry = conn.execute("SELECT coalesce(max(id), 0) FROM history_entries").fetchone()[0]
+    pending = (
+        conn.execute("SELECT count(*) FROM history_entries WHERE id > ?", (cursor,)).fetchone()[0]
+        if last_entry > cursor
+        else 0
+    )
+    chunks, last_chunk = conn.execute(
+        "SELECT count(*), coalesce(max(id), 0) FROM search_chunks"
+    ).fetchone()
+    embedded = 0
+    if generation is not None:
+        through = conn.execute(
+            "SELECT embedded_through FROM search_generations WHERE id = ?", (generation,)
+        ).fetchone()
+        if through is not None:
+            embedded = conn.execute(
+                "SELECT count(*) FROM search_chunks WHERE id <= ?", (through[0],)
+            ).fetchone()[0]
+    return IndexCounts(pending, chunks, embedded, last_chunk)
+
+
+# -- cutting entries into units ------------------------------------------------------------
+
+
+def _run_texts(conn: BlockingTx, execution_id: str, first: int, last: int) -> list[Any]:
+    return conn.execute(
+        "SELECT id, text FROM history_entries WHERE execution_id = ? AND id BETWEEN ? AND ? "
+        "AND role = 'assistant' AND kind = 'reply' AND copy_of IS NULL ORDER BY id",
+        (execution_id, first, last),
+    ).fetchall()
+
+
+def read_entries_to_cut(conn: BlockingTx, limit: int) -> tuple[list[EntryText], dict[str, OpenRun]]:
+    """The next `limit` entries after the cutter's cursor, and the open run (if any) of each
+    execution they belong to."""
+    after = conn.execute("SELECT entry_id FROM search_index_cursor").fetchone()[0]
+    rows = conn.execute(
+        "SELECT id, execution_id, role, kind, CASE WHEN copy_of IS NULL THEN text END "
+        "FROM history_entries WHERE id > ? ORDER BY id LIMIT ?",
+        (after, limit),
+    ).fetchall()
+    entries = [EntryText(*row) for row in rows]
+    runs: dict[str, OpenRun] = {}
+    for execution in dict.fromkeys(entry.execution_id for entry in entries):
+        last = conn.execute(
+            "SELECT id, role, first_entry, last_entry, chars FROM search_units "
+            "WHERE execution_id = ? ORDER BY first_entry DESC LIMIT 1",
+            (execution,),
+        ).fetchone()
+        if last is None or last[1] != "assistant" or last[4] >= MAX_UNIT_CHARS:
+            continue
+        texts = unit_entry_texts(_run_texts(conn, execution, last[2], last[3]))
+        runs[execution] = OpenRun(last[0], execution, last[2], last[3], texts)
+    return entries, runs
+
+
+def write_units(
+    conn: BlockingTx, units: Sequence[tuple[UnitText, list[Chunk]]], through_entry: int
+) -> int:
+    """Store new and grown units with their chunks (a chunk whose digest did not change keeps
+    its row, so it is not embedded again), drop the vectors no chunk points to any more, and
+    move the cutter's cursor: one transaction with the caller's. Returns the chunks added."""
+    added = 0
+    for unit, chunks in units:
+        if unit.unit_id is None:
+            unit_id = conn.execute(
+                "INSERT INTO search_units (execution_id, role, first_entry, last_entry, chars)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (unit.execution_id, unit.role, unit.first_entry, unit.last_entry, len(unit.text)),
+            ).lastrowid
+            existing: dict[int, tuple[int, bytes]] = {}
+        else:
+            unit_id = unit.unit_id
+            conn.execute(
+                "UPDATE search_units SET last_entry = ?, chars = ? WHERE id = ?",
+                (unit.last_entry, len(unit.text), unit_id),
+            )
+            existing = {
+                seq: (chunk_id, digest)
+                for chunk_id, seq, digest in conn.execute(
+                    "SELECT id, seq, digest FROM search_chunks WHERE unit_id = ?", (unit_id,)
+                )
+            }
+        removed: list[bytes] = []
+        for chunk in chunks:
+            old = existing.pop(chunk.seq, None)
+            if old is not None and old[1] == chunk.digest:
+                continue
+            if old is not None:
+                conn.execute("DELETE FROM search_chunks WHERE id = ?", (old[0],))
+                removed.append(old[1])
+            conn.execute(
+                "INSERT INTO search_chunks (unit_id, seq, entry_id, start, length, digest) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (unit_id, chunk.seq, chunk.entry_id, chunk.start, chunk.length, chunk.digest),
+            )
+            added += 1
+        for chunk_id, digest in existing.values():
+            conn.execute("DELETE FROM search_chunks WHERE id = ?", (chunk_id,))
+            removed.append(digest)
+        for digest in removed:
+            conn.execute(
+                "DELETE FROM search_vectors WHERE digest = ?1 AND NOT EXISTS "
+                "(SELECT 1 FROM search_chunks WHERE digest = ?1)",
+                (digest,),
+            )
+    conn.execute("UPDATE search_index_cursor SET entry_id = ?", (through_entry,))
+    return added
+
+
+# -- embedding -------------------------------------------------------------------------------
+
+
+def unit_text(conn: BlockingTx, unit_id: int) -> str:
+    """A unit's text, rebuilt from its entries exactly as the cutter joined them."""
+    execution, role, first, last = conn.execute(
+        "SELECT execution_id, role, first_entry, last_entry FROM search_units WHERE id = ?",
+        (unit_id,),
+    ).fetchone()
+    if role == "user":
+        row = conn.execute("SELECT text FROM history_entries WHERE id = ?", (first,)).fetchone()
+        return str(row[0] or "")
+    return RUN_SEPARATOR.join(
+        text for _, text in unit_entry_texts(_run_texts(conn, execution, first, last))
+    )
+
+
+def pending_chunks(
+    conn: BlockingTx, generation: int, limit: int
+) -> tuple[list[ChunkToEmbed], list[int], int]:
+    """The next `limit` chunks after the generation's `embedded_through`: those whose digest
+    has no vector in it yet (with their texts) and those that already have one (their ids),
+    and the last chunk id looked at (0: none left)."""
+    through = conn.execute(
+        "SELECT embedded_through FROM search_generations WHERE id = ?", (generation,)
+    ).fetchone()[0]
+    rows = conn.execute(
+        "SELECT c.id, c.unit_id, c.start, c.length, c.digest, "
+        "EXISTS (SELECT 1 FROM search_vectors v WHERE v.generation = ? AND v.digest = c.digest) "
+        "FROM search_chunks c WHERE c.id > ? ORDER BY c.id LIMIT ?",
+        (generation, through, limit),
+    ).fetchall()
+    texts: dict[int, str] = {}
+    todo: list[ChunkToEmbed] = []
+    done: list[int] = []
+    seen: set[bytes] = set()
+    for chunk_id, unit_id, start, length, digest, embedded in rows:
+        if embedded or digest in seen:
+            done.append(chunk_id)
+            continue
+        seen.add(digest)
+        if unit_id not in texts:
+            texts[unit_id] = unit_text(conn, unit_id)
+        todo.append(ChunkToEmbed(chunk_id, digest, texts[unit_id][start : start + length]))
+    return todo, done, rows[-1][0] if rows else 0
+
+
+def write_vectors(
+    conn: BlockingTx, generation: int, vectors: Iterable[tuple[bytes, bytes]], through: int
+) -> None:
+    """Store a batch's vectors (digest, float16 bytes) and move the generation's cursor to
+    the last chunk the batch covered: one transaction, so a kill -9 loses no vector it
+    claims and embeds nothing twice."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO search_vectors (generation, digest, vector) VALUES (?, ?, ?)",
+        ((generation, digest, vector) for digest, vector in vectors),
+    )
+    conn.execute(
+        "UPDATE search_generations SET embedded_through = max(embedded_through, ?) WHERE id = ?",
+        (through, generation),
+    )
+
+
+def embedded_through(conn: BlockingTx, generation: int) -> int:
+    row = conn.execute(
+        "SELECT embedded_through FROM search_generations WHERE id = ?", (generation,)
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def vectors_of(
+    conn: BlockingTx, generation: int, after_chunk: int, through: int, limit: int = LOAD_BATCH
+) -> list[tuple[int, bytes]]:
+    """(chunk id, vector) of the chunks in (`after_chunk`, `through`] that have a vector in
+    `generation`, by chunk id: the meaning leg loads its matrix with these."""
+    return [
+        (chunk_id, vector)
+        for chunk_id, vector in conn.execute(
+            "SELECT c.id, v.vector FROM search_chunks c JOIN search_vectors v "
+            "ON v.generation = ? AND v.digest = c.digest WHERE c.id > ? AND c.id <= ? "
+            "ORDER BY c.id LIMIT ?",
+            (generation, after_chunk, through, limit),
+        )
+    ]
+
+
+# -- the meaning leg ------------------------------------------------------------------------
+
+
+def candidate_hits(
+    conn: BlockingTx,
+    uid: int,
+    params: m.HistorySearchParams,
+    chunk_ids: Sequence[int],
+) -> list[tuple[int, int, m.SearchHit]]:
+    """(chunk id, unit id, hit) for the candidates (best first) that pass the search's
+    filters, each entry re-hashed like keyword search's; the snippet is the chunk's start."""
+    if not chunk_ids:
+        return []
+    p = Params()
+    filters = filters_sql(uid, params, p)
+    marks = ",".join(f"?{len(p.values) + i + 1}" for i in range(len(chunk_ids)))
+    sql = f"""
+    SELECT c.id AS chunk_id, c.unit_id, c.start, c.length, c.entry_id AS doc, 0.0 AS score,
+        {HIT_COLUMNS}
+    FROM search_chunks c {HIT_JOINS.format(doc="c.entry_id")}
+    WHERE c.id IN ({marks}) AND {filters}
+    """
+    rows = conn.execute(sql, [*p.values, *chunk_ids]).fetchall()
+    check_entry_digests(rows)
+    if not rows:
+        return []
+    at = {name: i for i, name in enumerate(rows[0].keys())}
+    rank = {chunk_id: i for i, chunk_id in enumerate(chunk_ids)}
+    rows.sort(key=lambda row: rank[row[at["chunk_id"]]])
+    texts: dict[int, str] = {}
+    found = []
+    for row in rows:
+        unit_id = row[at["unit_id"]]
+        if unit_id not in texts:
+            texts[unit_id] = unit_text(conn, unit_id)
+        start, length = row[at["start"]], row[at["length"]]
+        snippet = _snippet(texts[unit_id][start : start + length])
+        found.append((row[at["chunk_id"]], unit_id, hit_from_row(row, at, snippet)))
+    return found
+
+
+SNIPPET_CHARS: Final = 200
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
+
+
+def units_of_entries(conn: BlockingTx, entries: Sequence[tuple[int, str, str]]) -> dict[int, int]:
+    """The unit each (entry id, execution id, role) belongs to, when it belongs to one."""
+    found: dict[int, int] = {}
+    for entry_id, execution_id, role in entries:
+        row = conn.execute(
+            "SELECT id FROM search_units WHERE execution_id = ? AND role = ? "
+            "AND first_entry <= ?3 AND last_entry >= ?3 ORDER BY first_entry DESC LIMIT 1",
+            (execution_id, role, entry_id),
+        ).fetchone()
+        if row is not None:
+            found[entry_id] = row[0]
+    return found
