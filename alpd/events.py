@@ -51,6 +51,14 @@ class EventBus:
     def __len__(self) -> int:
         return len(self._subscribers)
 
+    def wanted(self, method: str, thread_id: str | None) -> bool:
+        """Whether a subscriber would get this notification (to skip building one nobody
+        reads); `thread_id` None: of any thread."""
+        return any(
+            s.wants(method, thread_id if s.thread_id is not None and thread_id else s.thread_id)
+            for s in self._subscribers
+        )
+
     def publish(self, method: str, frame: bytes, thread_id: str | None) -> None:
         """Queue an encoded notification frame to every interested subscriber."""
         for subscriber in list(self._subscribers):

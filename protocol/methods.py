@@ -113,6 +113,13 @@ METHODS: dict[str, MethodSpec] = {
         "reconcile, then thread + roots + context",
         errors=(*_THREAD, "THREAD_CONTEXT_TAMPERED", "HISTORY_ENTRY_TAMPERED"),
     ),
+    "thread/transcript": MethodSpec(
+        m.TranscriptParams,
+        m.TranscriptResult,
+        "the thread's conversation across its roots, oldest first, cursor-paged both ways "
+        "(live: the thread/transcript notification)",
+        errors=(*_THREAD, "HISTORY_ENTRY_TAMPERED"),
+    ),
     "thread/recap": MethodSpec(
         m.ThreadRecapParams,
         m.ThreadRecap,

@@ -173,6 +173,9 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         recap = await rt.recaps.show(session.caller, params.thread_id)
         return msgspec.structs.replace(shown, recap=recap)
 
+    async def transcript(session: Session, params: m.TranscriptParams) -> m.TranscriptResult:
+        return await rt.history.transcripts.page(session.caller, params)
+
     async def recap(session: Session, params: m.ThreadRecapParams) -> m.ThreadRecap:
         return await rt.recaps.show(session.caller, params.thread_id)
 
@@ -295,6 +298,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "thread/show": show,
         "thread/context": context,
         "thread/recap": recap,
+        "thread/transcript": transcript,
         "thread/reconcile": reconcile,
         "context/pin": pin,
         "execution/attach": attach,

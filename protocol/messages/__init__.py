@@ -8,7 +8,8 @@ Everyone reads them from here (`from protocol import messages as m`); they are w
 domain, one module each: `base` (`Wire`, shared value types, the bounds of params),
 `daemon`, `threads` (and `events/subscribe`), `executions` (and reports), `history`,
 `handoffs` (and the inbox), `thread_show` (and clear, undo, recap), `delivery`,
-`schedules`, `ps` (and `activity/list`). Each module's `__all__` is what it adds here.
+`schedules`, `ps` (and `activity/list`), `transcript` (and `thread/adopt`). Each
+module's `__all__` is what it adds here.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from protocol.messages.schedules import ScheduleChanged
 from protocol.messages.thread_show import *  # noqa: F403
 from protocol.messages.threads import *  # noqa: F403
 from protocol.messages.threads import ThreadChanged
+from protocol.messages.transcript import *  # noqa: F403
+from protocol.messages.transcript import TranscriptItems
 
 #: every server → client notification (sent after `events/subscribe`), by method
 NOTIFICATIONS: dict[str, type[Wire]] = {
@@ -39,4 +42,5 @@ NOTIFICATIONS: dict[str, type[Wire]] = {
     "schedule/changed": ScheduleChanged,
     "handoff/delivered": HandoffDelivered,
     "inbox/changed": InboxChanged,
+    "thread/transcript": TranscriptItems,
 }

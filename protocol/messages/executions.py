@@ -40,6 +40,8 @@ class Origin(Wire):
     push_source: str | None = None
     handoff_id: str | None = None
     purpose: str | None = None
+    #: `thread/adopt`: the legacy-unthreaded execution (an imported session) this root reads
+    adopted_from: str | None = None
 
 
 class Usage(Wire):

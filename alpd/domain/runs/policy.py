@@ -76,6 +76,8 @@ class Origin(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     push_source: str | None = None
     handoff_id: str | None = None
     purpose: str | None = None
+    #: `thread/adopt`: the legacy-unthreaded execution (an imported session) this root reads
+    adopted_from: str | None = None
 
 
 class PolicyRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):

@@ -21,6 +21,7 @@ from alpd.services.history.progress import ProgressNotifier
 from alpd.services.history.read_process import TranscriptReader
 from alpd.services.history.summary import thread_history
 from alpd.services.history.thread_docs import refresh_thread_doc
+from alpd.services.history.transcript import TranscriptService
 from alpd.services.runs.executions import Executions
 from alpd.store.db import BlockingTx, Tx
 from alpd.store.history.entries import register_functions, register_functions_on
@@ -30,6 +31,7 @@ from alpd.store.history.sync import (
     unfinished_first_syncs,
 )
 from alpd.store.history.threads import stale_thread_docs
+from alpd.store.history.transcript import last_entry
 from protocol import jsonrpc
 from protocol import messages as m
 
@@ -55,6 +57,8 @@ class HistoryService:
         self.wakeup = anyio.Event()
         #: reads the transcripts of an import in a process of its own
         self.reader = TranscriptReader()
+        #: `thread/transcript` pages, and its live items after a copy added entries
+        self.transcripts = TranscriptService(self.d)
 
     # writes
 
@@ -96,11 +100,20 @@ class HistoryService:
     async def sync_execution(
         self, execution_id: str, progress: Progress | None = None
     ) -> SyncReport:
-        """Copy what is new in the execution's transcript; one sync per execution at a time."""
+        """Copy what is new in the execution's transcript; one sync per execution at a time.
+        Subscribers of `thread/transcript` then get what it added."""
         lock = self._locks.setdefault(execution_id, anyio.Lock())
         try:
             async with lock:
-                return await sync_one(self, execution_id, progress)
+                listened = self.d.events.wanted("thread/transcript", None)
+                after = await last_entry(self.d.store, execution_id) if listened else 0
+                report = await sync_one(self, execution_id, progress)
+                if listened and report.added:
+                    try:
+                        await self.transcripts.publish_after(execution_id, after)
+                    except Exception:
+                        log.exception("transcript_publish_failed", execution=execution_id)
+                return report
         finally:
             if not lock.locked() and lock.statistics().tasks_waiting == 0:
                 self._locks.pop(execution_id, None)

@@ -1,0 +1,89 @@
+"""`thread/transcript`: a thread's conversation, a page at a time, and its live items.
+
+A page is one hop to the reader's thread (`alpd.store.history.transcript.read_page`: the
+owner check, every bounded read, the digest check) and a pure build
+(`alpd.domain.history.transcript.build_page`). Live: after the history sync copies new
+entries of a root (every second while it runs, `alpd.background.history_sync`), and after a
+report is written, subscribers of `thread/transcript` get the new items (`publish_after`) —
+only when someone listens, so a thread nobody watches costs nothing more.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Final
+
+import structlog
+
+from alpd.domain.history.transcript import (
+    ENTRY_PHASE,
+    CursorInvalidError,
+    build_page,
+    page_bound,
+)
+from alpd.errors import InvalidArgument
+from alpd.services.context import Caller, Daemon
+from alpd.store.history.transcript import PageQuery, read_page, root_of
+from protocol import jsonrpc
+from protocol import messages as m
+
+__all__ = ["LIVE_MAX_ITEMS", "TranscriptService"]
+
+#: items of one `thread/transcript` notification at most (a sync that copied more sends the
+#: newest; a reader pages back for the rest)
+LIVE_MAX_ITEMS: Final = 200
+
+log = structlog.get_logger("alpd.history")
+
+
+class TranscriptService:
+    def __init__(self, daemon: Daemon) -> None:
+        self.d = daemon
+
+    async def page(self, caller: Caller, params: m.TranscriptParams) -> m.TranscriptResult:
+        if not 1 <= params.limit <= m.TRANSCRIPT_MAX_LIMIT:
+            raise InvalidArgument(f"limit must be 1..{m.TRANSCRIPT_MAX_LIMIT}", limit=params.limit)
+        try:
+            direction, bound = page_bound(params.before, params.after)
+        except CursorInvalidError as exc:
+            raise InvalidArgument(
+                "the cursor is not one thread/transcript gave: pass back `previous`, `next` "
+                "or an item's `cursor` as it came (or none, for the newest page)",
+                cursor=str(exc),
+            ) from exc
+        query = PageQuery(
+            thread_id=params.thread_id,
+            uid=caller.uid,
+            direction=direction,
+            bound=bound,
+            limit=params.limit,
+            root=params.root,
+            since=params.since,
+        )
+        rows = await self.d.store.read(partial(read_page, query=query))
+        return build_page(params.thread_id, rows, direction, bound, params.limit, full=params.full)
+
+    def listened(self, thread_id: str) -> bool:
+        return self.d.events.wanted("thread/transcript", thread_id)
+
+    async def publish_after(self, execution_id: str, after_entry: int) -> None:
+        """Tell subscribers the items of `execution_id`'s root after its entry `after_entry`
+        (its new entries, then its reports and handoffs): called after a copy added some."""
+        where = await root_of(self.d.store, execution_id)
+        if where is None or not self.listened(where.thread_id):
+            return
+        query = PageQuery(
+            thread_id=where.thread_id,
+            uid=where.owner_uid,
+            direction="after",
+            bound=(where.sequence, ENTRY_PHASE, after_entry),
+            limit=LIVE_MAX_ITEMS,
+            root=where.sequence,
+        )
+        rows = await self.d.store.read(partial(read_page, query=query))
+        page = build_page(where.thread_id, rows, "after", query.bound, LIVE_MAX_ITEMS)
+        if not page.items:
+            return
+        note = m.TranscriptItems(thread_id=where.thread_id, items=page.items, roots=page.roots)
+        frame = jsonrpc.encode_notification("thread/transcript", note)
+        self.d.events.publish("thread/transcript", frame, where.thread_id)

@@ -1,0 +1,333 @@
+"""`thread/transcript`'s statements: one page of a thread's conversation, in one hop to the
+reader's thread (`read_page`), and the entries a sync just added (`entries_after`).
+
+Every row carries its place `(s, p, n)` (`alpd.domain.history.transcript.Key`: the root's
+sequence, the phase within it, a number within the phase; docs/transcript.md). The page is
+made of bounded reads, each answered by an index, whatever the thread's size:
+
+* entries: root by root from the cursor's root on (the thread's roots are read once, by the
+  `(thread_id, sequence)` index), each root's entries by `history_by_execution` in id order,
+  `LIMIT` what the page still needs — the newest page of a 100,000-entry thread reads its
+  last `limit` entries, not the thread;
+* everything else (root markers, deliveries, reports, handoffs, clears and undos,
+  compactions, the recap): one statement over the thread's own rows of those tables, each
+  placed by SQL, filtered by the cursor and `LIMIT`ed there;
+* a tool call's result (and a result's call) on the page, by call id within the execution,
+  from the entry on in the index's order.
+
+An entry stored as a copy (`copy_of`: a resumed session's earlier lines) is its original's
+repetition and is left out; an adopted root (`origin.adoptedFrom`) reads the entries of the
+legacy execution it was adopted from. Every entry shown is re-hashed (`check_entry_digests`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from alpd.domain.history.transcript import (
+    ENTRY_PHASE,
+    Direction,
+    EntryRow,
+    EventRow,
+    Key,
+    RootRow,
+    ToolHalf,
+    TranscriptRows,
+)
+from alpd.errors import PermissionDenied, ThreadNotFound
+from alpd.store.db import BlockingTx, Store
+from alpd.store.history.search import STORED_COLUMNS_SQL, check_entry_digests
+from alpd.store.threads.steps import labels_from, labels_sql
+
+__all__ = ["PageQuery", "RootPlace", "last_entry", "read_page", "root_of"]
+
+#: how many roots one page visits at most looking for entries (a run of empty roots, e.g.
+#: the `command` runtime's, is skipped through in steps of this many)
+MAX_ROOTS_VISITED: Final = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class PageQuery:
+    thread_id: str
+    uid: int
+    direction: Direction
+    #: the cursor's key (exclusive); for `before` with no cursor, past the end
+    bound: Key
+    limit: int
+    root: int | None = None
+    since: str | None = None
+
+
+_ROOTS: Final = f"""
+SELECT r.id, r.sequence, r.runtime, r.agent, r.kind, r.origin, r.status, r.outcome,
+    r.cost_usd, r.created_at, r.started_at, r.settled_at, r.native_session_id,
+    coalesce(json_extract(r.origin, '$.adoptedFrom'), r.id) AS reads,
+    {labels_sql("r.id")}
+FROM executions r WHERE r.thread_id = ?1 AND r.is_root = 1 AND r.sequence IS NOT NULL
+ORDER BY r.sequence
+"""
+
+_ENTRY_COLUMNS: Final = f"""
+h.id AS entry_id, h.execution_id, h.role, h.kind, h.text, h.tool_name, h.tool_input,
+h.output_tail, h.is_error, h.call_id, h.ts, h.model, h.digest,
+(SELECT since FROM history_digests) AS digests_since, {STORED_COLUMNS_SQL}
+"""
+
+# One root's entries (what it reads: itself, or the execution it was adopted from) past a
+# bound, in the page's order: `history_by_execution` answers it from the bound on.
+_ENTRIES: Final = {
+    "before": f"SELECT {_ENTRY_COLUMNS} FROM history_entries h WHERE h.execution_id = ?1 "
+    "AND h.id < ?2 AND h.copy_of IS NULL AND (?3 IS NULL OR h.ts >= ?3) "
+    "ORDER BY h.id DESC LIMIT ?4",
+    "after": f"SELECT {_ENTRY_COLUMNS} FROM history_entries h WHERE h.execution_id = ?1 "
+    "AND h.id > ?2 AND h.copy_of IS NULL AND (?3 IS NULL OR h.ts >= ?3) "
+    "ORDER BY h.id LIMIT ?4",
+}
+
+# The other half of a tool call on the page (its result, or a result's call), the nearest
+# in the execution's order.
+_RESULT_OF: Final = (
+    "SELECT id, text, output_tail, is_error FROM history_entries WHERE execution_id = ?1 "
+    "AND call_id = ?2 AND kind = 'tool_result' AND id > ?3 ORDER BY id LIMIT 1"
+)
+_CALL_OF: Final = (
+    "SELECT id FROM history_entries WHERE execution_id = ?1 AND call_id = ?2 "
+    "AND kind = 'tool_call' AND id < ?3 ORDER BY id DESC LIMIT 1"
+)
+
+# The root a time falls after: the newest root opened at or before it (0: before the first).
+_AFTER_ROOT: Final = (
+    "coalesce((SELECT max(x.sequence) FROM executions x WHERE x.thread_id = ?1 "
+    "AND x.is_root = 1 AND x.created_at <= {at}), 0)"
+)
+
+# Everything but entries, each row placed (s, p, n): see docs/transcript.md for the phases.
+_EVENTS: Final = f"""
+SELECT * FROM (
+    SELECT r.sequence AS s, 0 AS p, 0 AS n, 'root' AS type, r.id AS root_id,
+        r.id AS execution_id, r.created_at AS at, NULL AS text, NULL AS envelope,
+        NULL AS source, NULL AS other_thread, r.status AS status, NULL AS ref
+    FROM executions r WHERE r.thread_id = ?1 AND r.is_root = 1 AND r.sequence IS NOT NULL
+    UNION ALL
+    SELECT r.sequence, 1, d.id, d.source_kind, r.id, r.id,
+        coalesce(d.delivered_at, d.created_at), d.text, d.envelope, d.source,
+        coalesce(d.from_thread_id, hf.source_thread_id), d.status, hf.id
+    FROM deliveries d JOIN executions r ON r.id = d.execution_id
+    LEFT JOIN handoffs hf ON hf.delivery_id = d.id
+    WHERE d.thread_id = ?1 AND r.sequence IS NOT NULL
+    UNION ALL
+    SELECT coalesce(sr.sequence, {_AFTER_ROOT.format(at="h.created_at")}), 3, h.rowid,
+        'handoff-out', sr.id, h.source_execution_id, h.created_at, h.summary, NULL,
+        t.title, h.target_thread_id, h.status, h.id
+    FROM handoffs h JOIN threads t ON t.id = h.target_thread_id
+    LEFT JOIN executions se ON se.id = h.source_execution_id
+    LEFT JOIN executions sr ON sr.id = se.root_id AND sr.thread_id = ?1
+    WHERE h.source_thread_id = ?1 AND h.status != 'failed'
+    UNION ALL
+    SELECT r.sequence, 4, rp.id, 'report', r.id, rp.execution_id, rp.created_at, rp.message,
+        NULL, rp.kind, NULL, rp.outcome, rp.message_source
+    FROM reports rp JOIN executions e ON e.id = rp.execution_id
+    JOIN executions r ON r.id = e.root_id
+    WHERE rp.thread_id = ?1 AND r.sequence IS NOT NULL AND rp.kind != 'temp'
+    UNION ALL
+    SELECT {_AFTER_ROOT.format(at="c.created_at")}, 5, c.revision, 'compaction', NULL, NULL,
+        c.created_at, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM compactions c WHERE c.thread_id = ?1
+    UNION ALL
+    SELECT {_AFTER_ROOT.format(at="cs.at")}, 6, cs.revision, cs.kind, NULL, cs.execution_id,
+        cs.at, NULL, NULL, cs.requested_by, NULL, cs.door, u.sequence
+    FROM context_steps cs LEFT JOIN executions u ON u.id = cs.execution_id
+    WHERE cs.thread_id = ?1
+    UNION ALL
+    SELECT {_AFTER_ROOT.format(at="d.created_at")}, 7, d.id, d.source_kind, NULL, NULL,
+        d.created_at, d.text, d.envelope, d.source,
+        coalesce(d.from_thread_id, hf.source_thread_id), d.status, hf.id
+    FROM deliveries d LEFT JOIN handoffs hf ON hf.delivery_id = d.id
+    WHERE d.thread_id = ?1 AND d.execution_id IS NULL
+    UNION ALL
+    SELECT {_AFTER_ROOT.format(at="h.created_at")}, 8, h.rowid, 'directive', NULL,
+        h.source_execution_id, h.created_at, h.summary, NULL, t.title, h.source_thread_id,
+        h.status, h.id
+    FROM handoffs h JOIN threads t ON t.id = h.source_thread_id
+    WHERE h.target_thread_id = ?1 AND h.delivery_id IS NULL
+        AND h.status IN ('inbox', 'dismissed')
+    UNION ALL
+    SELECT {_AFTER_ROOT.format(at="rc.made_at")}, 9, 0, 'recap', NULL, rc.execution_id,
+        rc.made_at, rc.headline || char(10) || rc.gist, NULL, NULL, NULL, NULL,
+        rc.source_revision
+    FROM recaps rc WHERE rc.thread_id = ?1
+)
+WHERE {{bound}} AND (?5 IS NULL OR s = ?5) AND (?6 IS NULL OR at >= ?6)
+ORDER BY s {{order}}, p {{order}}, n {{order}} LIMIT ?7
+"""
+_EVENTS_PAGE: Final = {
+    "before": _EVENTS.format(bound="(s, p, n) < (?2, ?3, ?4)", order="DESC"),
+    "after": _EVENTS.format(bound="(s, p, n) > (?2, ?3, ?4)", order="ASC"),
+}
+
+
+def read_page(conn: BlockingTx, query: PageQuery) -> TranscriptRows:
+    """The rows of one page (each source read to `limit + 1` past the bound, so the domain
+    knows whether more lie beyond), on the reader's thread: THREAD_NOT_FOUND,
+    PERMISSION_DENIED, HISTORY_ENTRY_TAMPERED."""
+    _check_owner(conn, query.thread_id, query.uid)
+    roots = [_root(row) for row in conn.execute(_ROOTS, (query.thread_id,))]
+    want = query.limit + 1
+    events = [
+        _event(row)
+        for row in conn.execute(
+            _EVENTS_PAGE[query.direction],
+            (query.thread_id, *query.bound, query.root, query.since, want),
+        )
+    ]
+    entries = _entries(conn, query, roots, want)
+    return TranscriptRows(roots=roots, events=events, entries=entries)
+
+
+def _check_owner(conn: BlockingTx, thread_id: str, uid: int) -> None:
+    row = conn.execute("SELECT owner_uid FROM threads WHERE id = ?", (thread_id,)).fetchone()
+    if row is None:
+        raise ThreadNotFound(
+            f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
+        )
+    if row["owner_uid"] != uid:
+        raise PermissionDenied(f"thread {thread_id} belongs to another user", threadId=thread_id)
+
+
+def _entries(
+    conn: BlockingTx, query: PageQuery, roots: Sequence[RootRow], want: int
+) -> list[EntryRow]:
+    """Up to `want` entries past the bound, root by root in the page's order."""
+    s, p, n = query.bound
+    backward = query.direction == "before"
+    if backward:
+        candidates = [r for r in reversed(roots) if r.sequence <= s]
+    else:
+        candidates = [r for r in roots if r.sequence >= s]
+    if query.root is not None:
+        candidates = [r for r in candidates if r.sequence == query.root]
+    rows: list[sqlite3.Row] = []
+    found: list[tuple[RootRow, sqlite3.Row]] = []
+    for root in candidates[:MAX_ROOTS_VISITED]:
+        if root.sequence == s:
+            # the cursor's own root: entries past its number (all of them when the cursor
+            # is on an earlier phase of it, none when on a later one)
+            if (p > ENTRY_PHASE) if backward else (p < ENTRY_PHASE):
+                edge = 2**62 if backward else 0
+            elif p == ENTRY_PHASE:
+                edge = n
+            else:
+                continue
+        else:
+            edge = 2**62 if backward else 0
+        got = conn.execute(
+            _ENTRIES[query.direction], (root.reads, edge, query.since, want - len(found))
+        ).fetchall()
+        rows.extend(got)
+        found.extend((root, row) for row in got)
+        if len(found) >= want:
+            break
+    check_entry_digests(rows)
+    return [_entry(conn, root, row) for root, row in found]
+
+
+def _entry(conn: BlockingTx, root: RootRow, row: sqlite3.Row) -> EntryRow:
+    other: ToolHalf | None = None
+    call_id, kind = row["call_id"], row["kind"]
+    if call_id is not None and kind == "tool_call":
+        half = conn.execute(_RESULT_OF, (row["execution_id"], call_id, row["entry_id"]))
+        found = half.fetchone()
+        if found is not None:
+            other = ToolHalf(
+                entry_id=found["id"],
+                text=found["output_tail"] or found["text"] or "",
+                is_error=bool(found["is_error"]),
+            )
+    elif call_id is not None and kind == "tool_result":
+        found = conn.execute(_CALL_OF, (row["execution_id"], call_id, row["entry_id"])).fetchone()
+        if found is not None:
+            other = ToolHalf(entry_id=found["id"], text="", is_error=False)
+    return EntryRow(
+        key=(root.sequence, ENTRY_PHASE, row["entry_id"]),
+        root_id=root.id,
+        execution_id=row["execution_id"],
+        role=row["role"],
+        kind=kind,
+        text=row["text"],
+        tool_name=row["tool_name"],
+        tool_input=row["tool_input"],
+        output_tail=row["output_tail"],
+        is_error=bool(row["is_error"]),
+        call_id=call_id,
+        at=row["ts"],
+        model=row["model"],
+        other_half=other,
+    )
+
+
+def _root(row: sqlite3.Row) -> RootRow:
+    return RootRow(
+        id=row["id"],
+        sequence=row["sequence"],
+        runtime=row["runtime"],
+        agent=row["agent"],
+        kind=row["kind"],
+        origin=row["origin"],
+        status=row["status"],
+        outcome=row["outcome"],
+        cost_usd=row["cost_usd"],
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        settled_at=row["settled_at"],
+        native_session_id=row["native_session_id"],
+        reads=row["reads"],
+        labels=tuple(labels_from(row["before_clear"], row["undone"])),
+    )
+
+
+def _event(row: sqlite3.Row) -> EventRow:
+    return EventRow(
+        key=(row["s"], row["p"], row["n"]),
+        type=row["type"],
+        root_id=row["root_id"],
+        execution_id=row["execution_id"],
+        at=row["at"],
+        text=row["text"],
+        envelope=row["envelope"],
+        source=row["source"],
+        other_thread=row["other_thread"],
+        status=row["status"],
+        ref=None if row["ref"] is None else str(row["ref"]),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RootPlace:
+    """Where an execution's entries show: its root's thread, owner and sequence."""
+
+    thread_id: str
+    owner_uid: int
+    sequence: int
+
+
+async def root_of(store: Store, execution_id: str) -> RootPlace | None:
+    """Where `execution_id`'s entries show, when it is a root of a thread (None: a child,
+    a temp run, a legacy execution)."""
+    row = await store.fetchone(
+        "SELECT thread_id, owner_uid, sequence FROM executions WHERE id = ?1 "
+        "AND is_root = 1 AND thread_id IS NOT NULL AND sequence IS NOT NULL",
+        (execution_id,),
+    )
+    return None if row is None else RootPlace(row[0], row[1], row[2])
+
+
+async def last_entry(store: Store, execution_id: str) -> int:
+    """The execution's largest entry id (0: none yet)."""
+    row = await store.fetchone(
+        "SELECT coalesce(max(id), 0) FROM history_entries WHERE execution_id = ?",
+        (execution_id,),
+    )
+    return int(row[0]) if row else 0
