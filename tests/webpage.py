@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from alpd.testing.daemon import DaemonProcess
@@ -23,7 +22,6 @@ class WebPage:
     url: str
     login_url: str
     port: int
-    token_file: Path
 
     @property
     def address(self) -> str:
@@ -81,5 +79,4 @@ def open_page(daemon: DaemonProcess) -> WebPage:
         url=opened["url"],
         login_url=opened["loginUrl"],
         port=opened["port"],
-        token_file=Path(opened["tokenFile"]),
     )

@@ -1,22 +1,19 @@
 """The page's credentials: the token (a cookie's value) and one-time login codes.
 
-The token is made when the page starts and written to a 0600 file in the state home, so a
-script of the owner's can send the cookie itself; the browser gets it only through a login
-URL. A login code is good for one use and `CODE_TTL` seconds, at most `MAX_CODES` wait at
-once (the oldest goes first): the URL `alp web` prints may end up in a terminal's scrollback
+The token is made when the page starts and kept in alpd's memory only: a file the owner
+can read, a run of theirs can read too. A browser (or a script) gets it only through a login
+URL, which `web/open` hands over the socket — and never to a run (`NOT_FROM_A_RUN`).
+A login code is good for one use and `CODE_TTL` seconds, at most `MAX_CODES` wait at once
+(the oldest goes first): the URL `alp web` prints may end up in a terminal's scrollback
 or a shell history, and a code that was used or has expired opens nothing.
 
-`LoginCodes` is pure (time is a parameter, the code is made by the caller); the file is the
-one piece of IO here.
+`LoginCodes` is pure (time is a parameter, the code is made by the caller).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hmac
-import os
 import secrets
-from pathlib import Path
 from typing import Final
 
 CODE_TTL: Final = 600.0
@@ -62,21 +59,3 @@ class LoginCodes:
 
 def token_matches(presented: str | None, token: str) -> bool:
     return presented is not None and hmac.compare_digest(presented.encode(), token.encode())
-
-
-def write_token_file(path: Path, token: str) -> None:
-    """Write the token to `path`, readable by the owner only, replacing any earlier file.
-
-    Written beside and renamed into place, created 0600 from the first byte (never chmod
-    after writing), and never through a symlink planted at the temporary name."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        temporary.unlink()
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, token.encode() + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)

@@ -37,7 +37,7 @@ from alpd.rpc.listener import FD_RESERVE
 from alpd.web.app import build_app
 from alpd.web.connections import ConnectionGuard, guarded_protocol, web_cap
 from alpd.web.door import Door
-from alpd.web.login import LoginCodes, new_secret, write_token_file
+from alpd.web.login import LoginCodes, new_secret
 from alpd.web.stream import EventStreams
 from protocol import messages as m
 
@@ -69,7 +69,9 @@ class WebServer:
         events: EventBus,
         settings: Callable[[], WebSettings],
     ) -> None:
-        self.token_file = home / TOKEN_FILE
+        #: where an older alpd kept the token: removed when the page starts (the token now
+        #: lives in this process only, out of reach of the runs, which are the user's too)
+        self.stale_token_file = home / TOKEN_FILE
         self.door = door
         self.events = events
         self._settings = settings
@@ -99,7 +101,8 @@ class WebServer:
         sock = _bind(self._settings().port)
         try:
             token = new_secret()
-            write_token_file(self.token_file, token)
+            with contextlib.suppress(FileNotFoundError):
+                self.stale_token_file.unlink()
             app = build_app(
                 self.door, self.streams, self.redeem, lambda: self.token, lambda: self.port
             )
@@ -129,7 +132,7 @@ class WebServer:
         )
         self._server = _EmbeddedServer(config)
         self.task_group.start_soon(self._serve, self._server, sock)
-        log.info("web_started", url=self.url, token_file=str(self.token_file))
+        log.info("web_started", url=self.url)
 
     def open(self) -> m.WebOpenResult:
         """Serve if not yet, and make a one-time login URL."""
@@ -141,7 +144,6 @@ class WebServer:
             url=self.url,
             login_url=f"{self.url}login?code={code}",
             port=self.port,
-            token_file=str(self.token_file),
             started=started,
         )
 

@@ -74,10 +74,11 @@ class WebOpenResult(Wire):
     #: opens the page once and sets its cookie; a new one is made by every web/open
     login_url: str
     port: int
-    #: the file holding the page's token (0600), for scripts that send the cookie themselves
-    token_file: str
     #: false when the page was already being served before this call
     started: bool
+    #: no longer sent: the page's token lives in alpd's memory only (a file the user can
+    #: read, a run of theirs can read too); a script logs in through `loginUrl`
+    token_file: str | None = None
 
 
 __all__ = [

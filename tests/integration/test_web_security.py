@@ -1,12 +1,11 @@
 """The web page lets nobody else in: no cookie is 401 on every route, a foreign Host and a
-cross-origin change are refused, the token file is 0600, and the port is on 127.0.0.1 only."""
+cross-origin change are refused, the token is in no file, and the port is on 127.0.0.1 only."""
 
 from __future__ import annotations
 
 import errno
 import json
 import socket
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -98,13 +97,21 @@ def test_the_login_url_works_once_and_sets_a_strict_httponly_cookie(page: WebPag
     cookie = first.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
     assert page.request("GET", path).status == 401
-    assert cookie.split(";")[0].split("=", 1)[1] == page.token_file.read_text().strip()
+    token = cookie.split(";")[0].split("=", 1)[1]
+    assert len(token) >= 43
+    assert page.request("GET", "/", cookie=f"alp_web={token}").status == 200
 
 
-def test_the_token_file_is_0600_in_the_state_home(alpd: DaemonProcess, page: WebPage) -> None:
-    assert page.token_file.parent == alpd.home
-    assert stat.S_IMODE(page.token_file.stat().st_mode) == 0o600
-    assert len(page.token_file.read_text().strip()) >= 43
+def test_the_token_is_in_no_file_a_run_could_read(alpd: DaemonProcess, page: WebPage) -> None:
+    """The token lives in alpd's memory: nothing under the state home holds it (a run, being
+    the user's, could read any file the user can), and `web/open` no longer names a file."""
+    cookie = page.log_in()
+    token = cookie.split("=", 1)[1].encode()
+    for path in alpd.home.rglob("*"):
+        if path.is_file() and not path.is_symlink() and path.suffix not in {".db", ".db-wal"}:
+            assert token not in path.read_bytes(), path
+    assert not (alpd.home / "web-token").exists()
+    assert "tokenFile" not in json.loads(alpd.cli("web", "--json").stdout)
 
 
 def test_the_port_listens_on_127_0_0_1_only(alpd: DaemonProcess, page: WebPage) -> None:
@@ -187,4 +194,4 @@ def wait_for_page(daemon: DaemonProcess, port: int) -> WebPage:
             return probe.connect_ex(("127.0.0.1", port)) == 0
 
     wait_for(listening, what="the web page listening")
-    return WebPage(f"http://127.0.0.1:{port}/", "", port, daemon.home / "web-token")
+    return WebPage(f"http://127.0.0.1:{port}/", "", port)

@@ -1,15 +1,11 @@
-"""Login codes (one use, expiring, bounded) and the token file (0600)."""
+"""Login codes (one use, expiring, bounded) and the token's comparison."""
 
 from __future__ import annotations
-
-import os
-import stat
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alpd.web.login import LoginCodes, new_secret, token_matches, write_token_file
+from alpd.web.login import LoginCodes, new_secret, token_matches
 
 
 @given(st.floats(min_value=0, max_value=1e6), st.floats(min_value=0, max_value=599))
@@ -53,22 +49,3 @@ def test_token_matches_only_the_token() -> None:
     assert token_matches("abc", "abc")
     assert not token_matches("abd", "abc")
     assert not token_matches(None, "abc")
-
-
-def test_the_token_file_is_0600_and_replaced_whole(tmp_path: Path) -> None:
-    path = tmp_path / "web-token"
-    path.write_text("old and longer than the new one\n")
-    os.chmod(path, 0o644)
-    write_token_file(path, "new")
-    assert path.read_text() == "new\n"
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["web-token"]
-
-
-def test_the_token_file_never_follows_a_planted_symlink(tmp_path: Path) -> None:
-    target = tmp_path / "elsewhere"
-    target.write_text("keep\n")
-    (tmp_path / ".web-token.tmp").symlink_to(target)
-    write_token_file(tmp_path / "web-token", "secret")
-    assert target.read_text() == "keep\n"
-    assert (tmp_path / "web-token").read_text() == "secret\n"
