@@ -57,9 +57,11 @@ CONTEXT_DESCRIPTION = (
 )
 
 SEARCH_DESCRIPTION = (
-    "Full-text search across the history of all your threads (and imported sessions): "
-    "prompts, replies and tool output of earlier runs. Use it to find how something was done "
-    'before. Query syntax: words (all must match), "a phrase", prefix*.'
+    "Search across the history of all your threads (and imported sessions): prompts, replies "
+    "and tool output of earlier runs. Use it to find how something was done or what was "
+    "decided before. Modes: hybrid (default: by keyword and by meaning, fused), keyword, "
+    'meaning (a question in other words than the answer\'s). Keyword syntax: words, "a phrase", '
+    "prefix*."
 )
 
 PS_DESCRIPTION = (
@@ -145,6 +147,14 @@ Limit = Annotated[
         f"how many hits at most (1 to {SEARCH_MAX_LIMIT})",
         minimum=1,
         maximum=SEARCH_MAX_LIMIT,
+    ),
+]
+SearchModeName = Literal["hybrid", "keyword", "meaning"]
+SearchModeArg = Annotated[
+    SearchModeName,
+    Arg(
+        "hybrid (default): keyword and meaning fused, keyword alone (said so) while the "
+        "meaning index is not ready; keyword; meaning"
     ),
 ]
 ShowAll = Annotated[bool, Arg("also list temp work (hidden by default)")]
@@ -285,8 +295,8 @@ class AlpTools:
         result = self._rpc("thread/recap", {"threadId": self._thread_id})
         return "\n".join(recap_block(result))
 
-    def search(self, query: Query, limit: Limit = 10) -> str:
-        params = {"query": query, "limit": limit}
+    def search(self, query: Query, limit: Limit = 10, mode: SearchModeArg = "hybrid") -> str:
+        params = {"query": query, "limit": limit, "mode": mode}
         return render.search(self._rpc("history/search", params), params)
 
     def ps(self, all: ShowAll = False) -> str:

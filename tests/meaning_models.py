@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -79,6 +80,8 @@ class FakeEmbeddings:
         self.texts: list[str] = []
         self.requests = 0
         self.fail = False
+        #: seconds each request takes (to kill a build midway)
+        self.delay = 0.0
         self.lock = threading.Lock()
         fake = self
 
@@ -93,6 +96,8 @@ class FakeEmbeddings:
                     self.end_headers()
                     return
                 texts = body["input"]
+                if fake.delay:
+                    time.sleep(fake.delay)
                 with fake.lock:
                     fake.requests += 1
                     fake.texts.extend(texts)

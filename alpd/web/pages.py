@@ -21,7 +21,8 @@ from protocol import messages as m
 
 #: the threads page lists at most this many (newest first)
 THREADS_SHOWN: Final = 1000
-SEARCH_FIELDS: Final = ("q", "runtime", "role", "thread", "since")
+SEARCH_FIELDS: Final = ("q", "runtime", "role", "thread", "since", "mode")
+SEARCH_MODES: Final = ("hybrid", "keyword", "meaning")
 ROLES: Final = ("user", "assistant", "tool", "system")
 
 
@@ -105,8 +106,10 @@ class Pages:
     async def search(self, request: Request) -> Response:
         query = {key: request.query_params.get(key, "").strip() for key in SEARCH_FIELDS}
         context: dict[str, Any] = {"title": "Search", "query": query, "roles": ROLES}
+        context["modes"] = SEARCH_MODES
         hits: list[m.SearchHit] = []
         error: AlpError | None = None
+        notice: str | None = None
         if query["q"]:
             params = {
                 "query": query["q"],
@@ -114,12 +117,13 @@ class Pages:
                 "role": query["role"] or None,
                 "thread_id": query["thread"] or None,
                 "since": query["since"] or None,
+                "mode": query["mode"] if query["mode"] in SEARCH_MODES else "hybrid",
                 "highlight_start": view.MARK_START,
                 "highlight_end": view.MARK_END,
             }
             try:
                 found: m.HistorySearchResult = await self.door.call("history/search", **params)
-                hits = found.hits
+                hits, notice = found.hits, found.notice
             except AlpError as exc:
                 error = exc
         return render(
@@ -127,6 +131,7 @@ class Pages:
             status=http_status(error.name) if error else 200,
             hits=hits,
             error=error,
+            notice=notice,
             now=_now(),
             **context,
         )

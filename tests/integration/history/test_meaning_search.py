@@ -193,3 +193,34 @@ def test_a_changed_model_rebuilds_while_the_old_generation_answers(
     state = ready(d)
     assert state["model"] == str(second)
     assert DECISION in texts(search(d, QUERY, mode="meaning"))[0]
+
+
+BLOCK_EXTRA = '''
+import sys
+
+class _NoSemanticExtra:
+    """alp installed without its `semantic` extra: numpy and model2vec cannot be imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("numpy", "model2vec"):
+            raise ImportError(f"No module named {name!r} (hidden by the test)")
+        return None
+
+sys.meta_path.insert(0, _NoSemanticExtra())
+'''
+
+
+def test_without_the_semantic_extra_alpd_starts_and_keyword_search_works(
+    start_alpd: StartAlpd, tmp_path: Path
+) -> None:
+    hide = tmp_path / "no-extra"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(BLOCK_EXTRA)
+    d = start_alpd(config_for(model_dir(tmp_path)), extra_env={"PYTHONPATH": str(hide)})
+    import_history(d, tmp_path)
+    state = wait_for(lambda: (s := status_search(d))["state"] == "off" and s, timeout=30)
+    assert "numpy is not installed" in state["reason"] and "alp[semantic]" in state["reason"]
+    result = search(d, "deployed")
+    assert [hit["role"] for hit in result["hits"]] == ["assistant"]
+    assert "keyword hits only" in result["notice"]
+    assert search(d, "deployed", mode="keyword")["hits"]
