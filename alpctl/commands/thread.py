@@ -1,5 +1,5 @@
 """`alp thread ACTION`: create, continue, list, show, context, close, archive, clear, undo,
-reconcile, sync."""
+log, reconcile, sync."""
 
 from __future__ import annotations
 
@@ -58,6 +58,18 @@ def _revised(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
 
 
+def _log(parser: argparse.ArgumentParser) -> None:
+    from alpctl.history_cli import parse_time
+
+    parser.add_argument("id", help="the thread's id")
+    parser.add_argument("-f", "--follow", action="store_true", help="keep printing as it runs")
+    parser.add_argument("--since", type=parse_time, help="from this time (ISO, or 12h, 7d)")
+    parser.add_argument("--root", type=int, help="only root #N")
+    parser.add_argument("--full", action="store_true", help="tool calls' whole stored text")
+    parser.add_argument("--raw", action="store_true", help="one JSON item a line, as sent")
+    parser.add_argument("--limit", type=int, default=200, help="the last N items (1..500)")
+
+
 def _by_id(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", help="the thread's id")
 
@@ -73,6 +85,7 @@ ACTIONS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "archive": ("archive a closed thread (hidden from `alp thread list`)", _revised),
     "clear": ("start clean: an empty working context (older revisions stay readable)", _revised),
     "undo": ("take back the last settled root's contribution (never past a clear)", _revised),
+    "log": ("the conversation: prompts, replies, tool calls, pushes, reports, markers", _log),
     "reconcile": ("settle the thread's dead roots as interrupted", _by_id),
     "sync": ("re-run the history copy of every settled root (idempotent)", _by_id),
 }
@@ -140,6 +153,10 @@ def run(args: Arguments, inv: Invocation) -> int:
         params = {"threadId": args.id}
         result = history_cli.call_with_progress(inv.client, args, "thread/sync", params)
         out.emit(result, render.sync_result)
+    elif action == "log":
+        from alpctl.thread_log import thread_log
+
+        return thread_log(args, inv)
     elif action == "reconcile":
         result = inv.client.call("thread/reconcile", {"threadId": args.id})
         out.emit(result, lambda r: f"settled {len(r['settled'])}: {' '.join(r['settled']) or '-'}")

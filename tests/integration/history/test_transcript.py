@@ -97,3 +97,19 @@ def test_a_bad_cursor_and_a_bad_limit_are_invalid_arguments(d: DaemonProcess, wo
     with pytest.raises(RpcError) as caught:
         d.call("thread/transcript", {"threadId": "thr_nope"})
     assert caught.value.name == "THREAD_NOT_FOUND"
+
+
+def test_alp_thread_log_prints_the_conversation_without_json(
+    d: DaemonProcess, work: Path
+) -> None:
+    tid = d.call("thread/create", {"title": "log", "cwd": str(work)})["id"]
+    d.call("thread/push", {"threadId": tid, "text": "rotate the logs", "source": "cron",
+                           "agent": "echo"})  # fmt: skip
+    wait_for(lambda: settled(d, tid, 1), what="the push root")
+    done = d.cli("thread", "log", tid)
+    assert done.returncode == 0, done.stderr
+    assert "root #1" in done.stdout and "push from cron" in done.stdout
+    assert "rotate the logs" in done.stdout and "report (completed)" in done.stdout
+    assert "{" not in done.stdout and "\x1b[" not in done.stdout
+    raw = d.cli("thread", "log", tid, "--raw")
+    assert all(line.startswith("{") for line in raw.stdout.splitlines())

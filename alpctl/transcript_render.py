@@ -1,0 +1,238 @@
+"""Conversation text for a terminal: `alp thread log`'s items, and the lines of Claude's
+stream-json and Codex's JSONL (`--follow`, `alp execution logs`) in the same shape.
+
+Pure functions (stdlib only): an item or a JSON line in, text out. One shape everywhere:
+`HH:MM ZONE speaker  text` wrapped to the width under its text column; a tool call on one
+line (`⚙ name input → result`); markers dimmed. Colour comes from the caller's `Style`
+(plain unless stdout is a terminal).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from datetime import datetime
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from alpctl.render import Style
+
+#: characters of a tool's input and result on its one line
+TOOL_CHARS = 80
+
+_SPEAKERS = {"person": "you", "assistant": "assistant", "tool": "tool", "system": "system"}
+
+
+def local_clock(iso: str | None) -> str:
+    """`HH:MM ZONE` in local time (a date first when it is not today's)."""
+    if not iso:
+        return "     "
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso[:16]
+    if moment.tzinfo is None:
+        return iso[:16]
+    local = moment.astimezone()
+    day = "" if local.date() == datetime.now().astimezone().date() else local.strftime("%Y-%m-%d ")
+    return f"{day}{local.strftime('%H:%M')} {local.strftime('%Z') or local.strftime('%z')}"
+
+
+def one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _block(head: str, text: str, width: int) -> str:
+    """`head` then `text` wrapped to `width`, continuation lines under the text's column."""
+    indent = " " * min(len(head), max(width // 3, 4))
+    lines: list[str] = []
+    first = True
+    for paragraph in (text or "").splitlines() or [""]:
+        wrapped = textwrap.wrap(
+            paragraph,
+            width=max(width, 20),
+            initial_indent=head if first else indent,
+            subsequent_indent=indent,
+            replace_whitespace=False,
+            drop_whitespace=True,
+        ) or [head.rstrip() if first else ""]
+        lines.extend(wrapped)
+        first = False
+    return "\n".join(lines)
+
+
+def tool_line(name: str, tool_input: str, result: str | None, is_error: bool) -> str:
+    shown = f"⚙ {name} {one_line(tool_input, TOOL_CHARS)}".rstrip()
+    if result is not None:
+        mark = "✗" if is_error else "→"
+        shown += f" {mark} {one_line(result, TOOL_CHARS) or '(no output)'}"
+    return shown
+
+
+def render_item(item: dict[str, Any], width: int, style: Style) -> str:
+    """One `thread/transcript` item as terminal text."""
+    clock = style.dim(local_clock(item.get("at")))
+    kind = item.get("type", "")
+    labels = item.get("labels") or []
+    suffix = style.dim(f"  [{', '.join(labels)}]") if labels and kind == "root" else ""
+    if kind == "tool":
+        tool = item.get("tool") or {}
+        line = tool_line(
+            tool.get("name", "tool"), tool.get("input", ""), tool.get("result"),
+            bool(tool.get("isError")),
+        )  # fmt: skip
+        return f"{clock} {style.dim(one_line(line, max(width - 20, 40)))}"
+    if kind in ("root", "clear", "undo", "compaction"):
+        text = item.get("text", "")
+        status = item.get("status")
+        if kind == "root" and status:
+            text += f" · {status}"
+        if kind == "root":
+            return style.bold(f"── {text} ──") + suffix
+        return style.yellow(f"── {text}")
+    if kind in ("prompt", "reply", "error"):
+        who = _SPEAKERS.get(item.get("speaker", ""), item.get("speaker", ""))
+        paint = style.red if kind == "error" else style.green if who == "you" else style.bold
+        head = f"{clock} {paint(who)}  "
+        visible = len(local_clock(item.get("at"))) + len(who) + 3
+        return _block(" " * visible, item.get("text", ""), width).replace(" " * visible, head, 1)
+    # deliveries, handoffs, reports, the recap: who sent it, then the words
+    label = {
+        "push": f"push from {item.get('source') or '?'}",
+        "scheduled": "scheduled",
+        "sub-agent": "sub-agent result",
+        "handoff-in": f"handoff from {item.get('source') or item.get('threadId') or '?'}",
+        "handoff-out": f"handoff to {item.get('source') or item.get('threadId') or '?'}",
+        "report": f"report ({item.get('status') or '?'})",
+        "recap": "recap",
+    }.get(kind, kind)
+    head = f"{local_clock(item.get('at'))} {label}  "
+    return style.yellow(_block(head, item.get("text", ""), width))
+
+
+def render_page(result: dict[str, Any], width: int, style: Style) -> str:
+    return "\n".join(render_item(item, width, style) for item in result.get("items", []))
+
+
+# The runtimes' own streams
+
+
+def _claude(event: dict[str, Any], width: int, style: Style) -> list[str]:
+    kind = event.get("type")
+    out: list[str] = []
+    if kind == "assistant" or kind == "user":
+        message = event.get("message") or {}
+        content = message.get("content")
+        who = "assistant" if kind == "assistant" else "person"
+        if isinstance(content, str):
+            out.append(render_item({"type": "prompt", "speaker": who, "text": content,
+                                    "at": event.get("timestamp")}, width, style))  # fmt: skip
+            return out
+        for block in content or []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and block.get("text"):
+                out.append(render_item({"type": "reply", "speaker": who, "text": block["text"],
+                                        "at": event.get("timestamp")}, width, style))  # fmt: skip
+            elif block.get("type") == "tool_use":
+                raw = json.dumps(block.get("input", {}), ensure_ascii=False)
+                out.append(style.dim(tool_line(block.get("name", "tool"), raw, None, False)))
+            elif block.get("type") == "tool_result":
+                result = block.get("content")
+                if isinstance(result, list):
+                    result = " ".join(
+                        part.get("text", "") for part in result if isinstance(part, dict)
+                    )
+                mark = "✗" if block.get("is_error") else "→"
+                out.append(style.dim(f"  {mark} {one_line(str(result or ''), TOOL_CHARS)}"))
+    elif kind == "result":
+        error = runtime_error(event)
+        if error:
+            out.append(style.red(f"error: {error}"))
+        cost = event.get("total_cost_usd")
+        if cost is not None:
+            out.append(style.dim(f"── done · ${cost:.4f}"))
+    return out
+
+
+def _codex(event: dict[str, Any], width: int, style: Style) -> list[str]:
+    kind = event.get("type", "")
+    item = event.get("item") or {}
+    if kind == "item.completed":
+        what = item.get("type")
+        if what in ("agent_message", "assistant_message") and item.get("text"):
+            return [render_item({"type": "reply", "speaker": "assistant", "text": item["text"]},
+                                width, style)]  # fmt: skip
+        if what == "reasoning" and item.get("text"):
+            return [style.dim(one_line(item["text"], max(width, 40)))]
+        if what == "command_execution":
+            failed = item.get("exit_code") not in (0, None)
+            line = tool_line("shell", str(item.get("command", "")),
+                             str(item.get("aggregated_output", "")), failed)  # fmt: skip
+            return [style.dim(line)]
+        if what in ("mcp_tool_call", "file_change", "web_search"):
+            return [style.dim(tool_line(what, json.dumps(item, ensure_ascii=False), None, False))]
+    if kind in ("error", "turn.failed"):
+        error = runtime_error(event)
+        return [style.red(f"error: {error}")] if error else []
+    return []
+
+
+def runtime_error(event: dict[str, Any]) -> str | None:
+    """The runtime's own error line from one event: Claude's failed `result`
+    (`Not logged in · Please run /login`), Codex's `error` / `turn.failed` message."""
+    kind = event.get("type")
+    if kind == "result" and (event.get("is_error") or event.get("subtype", "success") != "success"):
+        text = event.get("result") or event.get("error") or event.get("subtype")
+        return one_line(str(text), 300) if text else None
+    if kind == "error":
+        return one_line(str(event.get("message", "")), 300) or None
+    if kind == "turn.failed":
+        error = event.get("error") or {}
+        text = error.get("message") if isinstance(error, dict) else error
+        return one_line(str(text or ""), 300) or None
+    return None
+
+
+def render_stream_line(line: str, width: int, style: Style) -> str | None:
+    """A line of a runtime's output as conversation text; None for a line with nothing to
+    show (init, usage, turn markers); the line itself when it is not JSON."""
+    stripped = line.strip()
+    if not stripped:
+        return None
+    if not stripped.startswith("{"):
+        return line.rstrip("\n")
+    try:
+        event = json.loads(stripped)
+    except ValueError:
+        return line.rstrip("\n")
+    if not isinstance(event, dict):
+        return line.rstrip("\n")
+    kind = str(event.get("type", ""))
+    if kind in ("assistant", "user", "result", "system"):
+        lines = _claude(event, width, style)
+    else:
+        lines = _codex(event, width, style)
+    return "\n".join(lines) if lines else None
+
+
+def first_error_line(output: str) -> str | None:
+    """The runtime's own error in a run's output (JSONL events or plain stderr text): the
+    last error event's message, else the last line that says `error`."""
+    found: str | None = None
+    plain: str | None = None
+    for line in output.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("{"):
+            try:
+                event = json.loads(stripped)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                found = runtime_error(event) or found
+        elif "error" in stripped.lower() or "not logged in" in stripped.lower():
+            plain = one_line(stripped, 300)
+    return found or plain

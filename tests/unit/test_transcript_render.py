@@ -1,0 +1,80 @@
+"""alpctl.transcript_render on the real runtimes' files (tests/fixtures/runtimes): no raw JSON
+reaches the reader, the words do; a failed run leads with the runtime's own error line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from alpctl.render import PLAIN
+from alpctl.transcript_render import first_error_line, render_item, render_stream_line
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runtimes"
+
+
+def _texts(path: Path) -> list[str]:
+    """The assistant's text blocks a Claude file holds, as a reader should see them."""
+    found = []
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("type") != "assistant":
+            continue
+        content = (event.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "text" and block.get("text"):
+                found.append(block["text"])
+    return found
+
+
+def test_claude_lines_read_as_words_not_json() -> None:
+    for path in sorted((FIXTURES / "claude").glob("*.jsonl")):
+        rendered = [render_stream_line(line, 100, PLAIN) for line in path.read_text().splitlines()]
+        shown = "\n".join(r for r in rendered if r)
+        assert '{"type"' not in shown, path.name
+        for text in _texts(path):
+            assert " ".join(text.split()[:3]) in " ".join(shown.split()), path.name
+
+
+def test_codex_lines_read_as_words_not_json() -> None:
+    for path in sorted((FIXTURES / "codex").glob("*.jsonl")):
+        rendered = [render_stream_line(line, 100, PLAIN) for line in path.read_text().splitlines()]
+        assert not any(r and r.lstrip().startswith("{") for r in rendered), path.name
+
+
+def test_codex_exec_events_show_the_message_and_the_command_on_one_line() -> None:
+    message = {"type": "item.completed", "item": {"type": "agent_message", "text": "All done."}}
+    command = {"type": "item.completed", "item": {"type": "command_execution",
+               "command": "ls -la", "aggregated_output": "a\nb\n", "exit_code": 0}}  # fmt: skip
+    assert "All done." in (render_stream_line(json.dumps(message), 80, PLAIN) or "")
+    line = render_stream_line(json.dumps(command), 80, PLAIN) or ""
+    assert line.count("\n") == 0 and "ls -la" in line and "→ a b" in line
+    assert render_stream_line('{"type":"turn.started"}', 80, PLAIN) is None
+
+
+def test_a_failed_claude_run_leads_with_its_own_error_line() -> None:
+    output = "\n".join(
+        [
+            json.dumps({"type": "system", "subtype": "init", "session_id": "s"}),
+            json.dumps(
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": True,
+                    "result": "Not logged in · Please run /login",
+                }
+            ),
+        ]
+    )
+    assert first_error_line(output) == "Not logged in · Please run /login"
+    assert first_error_line("Error: connect ECONNREFUSED\n") == "Error: connect ECONNREFUSED"
+    assert first_error_line('{"type":"result","subtype":"success","result":"ok"}') is None
+
+
+def test_an_item_is_wrapped_to_the_width_with_speaker_and_local_time() -> None:
+    item = {"type": "reply", "speaker": "assistant", "text": "word " * 40,
+            "at": "2026-11-30T05:00:00Z"}  # fmt: skip
+    text = render_item(item, 60, PLAIN)
+    assert "assistant" in text.splitlines()[0]
+    assert all(len(line) <= 60 for line in text.splitlines())
+    tool = {"type": "tool", "tool": {"name": "Bash", "input": "ls", "result": "a"}}
+    assert render_item(tool, 80, PLAIN).count("\n") == 0
