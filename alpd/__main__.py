@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--web",
         action="store_true",
-        help="serve the web page on 127.0.0.1 from start (as [web] enabled = true); "
+        help="serve the web page on loopback from start (as [web] enabled = true); "
         "`alp web` prints its login URL",
     )
     sub = parser.add_subparsers(dest="command")

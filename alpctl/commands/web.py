@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from alpctl.command_line import Arguments
 
 _EPILOG = """\
-The page is served by alpd itself on 127.0.0.1 only, and stays on until the daemon stops
+The page is served by alpd itself on a loopback address of its own only, and stays on until
+the daemon stops
 (`[web] enabled = true` in config.toml, or `alpd --web`, turns it on from start; `[web]
 port = N` fixes its port). Open the login URL once in your browser: it sets the page's
 cookie and cannot be used again; run `alp web` for a new one (a new browser, a restarted

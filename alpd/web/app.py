@@ -60,6 +60,7 @@ def build_app(
     redeem: Callable[[str], bool],
     token: Callable[[], str],
     port: Callable[[], int],
+    address: Callable[[], str] = lambda: "127.0.0.1",
 ) -> ASGIApp:
     app = Starlette(routes=[login_route(redeem, token), *routes(door, streams)])
-    return Guard(app, token=token, port=port)
+    return Guard(app, token=token, port=port, address=address)

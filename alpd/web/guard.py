@@ -2,13 +2,14 @@
 
 In order, the first that fails answers:
 
-1. `Host` must be exactly `127.0.0.1:PORT`, the address the page listens on. A web site
+1. `Host` must be exactly `ADDRESS:PORT`, the address the page listens on (the home's own
+   in 127.0.0.0/8, alpd.web.address; 127.0.0.1 where there is no other). A web site
    that rebinds its own name to 127.0.0.1 (DNS rebinding) reaches our port, but its
    requests carry its own name in `Host`: refused with 421 before anything is read.
 2. The cookie must carry the token, except on `/login`, which checks its one-time code
    itself. Without it: 401, on every route, static files included.
 3. A state-changing method (anything but GET and HEAD) must come with `Origin` equal to
-   `http://127.0.0.1:PORT`: a form on another site posting here is refused with 403 even
+   `http://ADDRESS:PORT`: a form on another site posting here is refused with 403 even
    though SameSite=Strict already keeps our cookie off it.
 
 Every answer, refusals included, carries the security headers: a CSP that allows scripts,
@@ -57,12 +58,12 @@ class Refusal:
     reason: str
 
 
-def expected_host(port: int) -> str:
-    return f"127.0.0.1:{port}"
+def expected_host(port: int, address: str = "127.0.0.1") -> str:
+    return f"{address}:{port}"
 
 
-def expected_origin(port: int) -> str:
-    return f"http://{expected_host(port)}"
+def expected_origin(port: int, address: str = "127.0.0.1") -> str:
+    return f"http://{expected_host(port, address)}"
 
 
 def cookie_value(header: str | None, name: str) -> str | None:
@@ -77,14 +78,20 @@ def cookie_value(header: str | None, name: str) -> str | None:
 
 
 def refusal(
-    method: str, path: str, headers: Mapping[str, str], token: str, port: int
+    method: str,
+    path: str,
+    headers: Mapping[str, str],
+    token: str,
+    port: int,
+    address: str = "127.0.0.1",
 ) -> Refusal | None:
     """Why this request may not pass, or None."""
-    if headers.get("host") != expected_host(port):
-        return Refusal(421, "this page answers only to its own address, " + expected_host(port))
+    host = expected_host(port, address)
+    if headers.get("host") != host:
+        return Refusal(421, "this page answers only to its own address, " + host)
     if path != LOGIN_PATH and not token_matches(cookie_value(headers.get("cookie"), COOKIE), token):
         return Refusal(401, "not logged in: run `alp web` and open the login URL it prints")
-    if method not in SAFE_METHODS and headers.get("origin") != expected_origin(port):
+    if method not in SAFE_METHODS and headers.get("origin") != expected_origin(port, address):
         return Refusal(403, "a change must come from the page itself (Origin does not match)")
     return None
 
@@ -97,10 +104,17 @@ def security_headers(path: str) -> list[tuple[bytes, bytes]]:
 class Guard:
     """ASGI middleware applying `refusal` and `security_headers` to every HTTP request."""
 
-    def __init__(self, app: ASGIApp, token: Callable[[], str], port: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: Callable[[], str],
+        port: Callable[[], int],
+        address: Callable[[], str] = lambda: "127.0.0.1",
+    ) -> None:
         self.app = app
         self._token = token
         self._port = port
+        self._address = address
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -119,7 +133,9 @@ class Guard:
             await send(message)
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        refused = refusal(scope["method"], path, headers, self._token(), self._port())
+        refused = refusal(
+            scope["method"], path, headers, self._token(), self._port(), self._address()
+        )
         if refused is None:
             await self.app(scope, receive, send_secured)
             return

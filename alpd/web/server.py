@@ -2,8 +2,10 @@
 group, on the daemon's own event loop — no second process, no second database writer.
 
 Off until `web/open` (what `alp web` calls), `alpd --web` or `[web] enabled = true` turns
-it on. It binds 127.0.0.1 only, on `[web] port` or else a port the kernel picks, and keeps
-it until the daemon stops. Starting makes a new token (alpd.web.login), so a cookie from a
+it on. It binds loopback only, on `[web] port` or else a port the kernel picks, and keeps
+it until the daemon stops. The address is the home's own in 127.0.0.0/8 (alpd.web.address),
+so the login cookie goes to this page alone, not to every server on 127.0.0.1.
+Starting makes a new token (alpd.web.login), so a cookie from a
 previous daemon opens nothing; each `web/open` adds a one-time login code.
 
 uvicorn is told to leave signals alone (the daemon owns SIGTERM/SIGINT/SIGHUP), to trust
@@ -34,6 +36,7 @@ from alpd.domain.web_settings import WebSettings
 from alpd.errors import WebUnavailable
 from alpd.events import EventBus
 from alpd.rpc.listener import FD_RESERVE
+from alpd.web.address import home_address
 from alpd.web.app import build_app
 from alpd.web.connections import ConnectionGuard, guarded_protocol, web_cap
 from alpd.web.door import Door
@@ -72,11 +75,13 @@ class WebServer:
         #: where an older alpd kept the token: removed when the page starts (the token now
         #: lives in this process only, out of reach of the runs, which are the user's too)
         self.stale_token_file = home / TOKEN_FILE
+        self.home = home
         self.door = door
         self.events = events
         self._settings = settings
         self._codes = LoginCodes()
         self.token = ""
+        self.address = LOOPBACK
         self.port = 0
         self.task_group: TaskGroup | None = None
         self.streams = EventStreams(events)
@@ -90,7 +95,7 @@ class WebServer:
 
     @property
     def url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}/"
+        return f"http://{self.address}:{self.port}/"
 
     def start(self) -> None:
         """Listen and serve from now on (a no-op when already serving)."""
@@ -98,18 +103,24 @@ class WebServer:
             return
         if self.task_group is None:
             raise WebUnavailable("the daemon is not serving yet; try again in a moment")
-        sock = _bind(self._settings().port)
+        sock = _bind(home_address(self.home), self._settings().port)
         try:
             token = new_secret()
             with contextlib.suppress(FileNotFoundError):
                 self.stale_token_file.unlink()
             app = build_app(
-                self.door, self.streams, self.redeem, lambda: self.token, lambda: self.port
+                self.door,
+                self.streams,
+                self.redeem,
+                lambda: self.token,
+                lambda: self.port,
+                lambda: self.address,
             )
         except BaseException:
             sock.close()
             raise
-        self.token, self.port = token, sock.getsockname()[1]
+        self.address, self.port = sock.getsockname()[:2]
+        self.token = token
         guard = ConnectionGuard(web_cap(resource.getrlimit(resource.RLIMIT_NOFILE)[0], FD_RESERVE))
         self.guard = guard
         config = uvicorn.Config(
@@ -170,21 +181,46 @@ class WebServer:
             self._stopped.set()
 
 
-def _bind(port: int | None) -> socket.socket:
-    """A listening TCP socket on 127.0.0.1 (never any other address)."""
+def _bind(address: str, port: int | None) -> socket.socket:
+    """A listening TCP socket on `address` (the home's own loopback address), or on
+    127.0.0.1 where the system has no other (never any non-loopback address)."""
+    try:
+        return _listen(address, port)
+    except OSError as exc:
+        if exc.errno != errno.EADDRNOTAVAIL or address == LOOPBACK:
+            raise _unavailable(address, port, exc) from exc
+        log.warning(
+            "web_address_unavailable",
+            address=address,
+            fallback=LOOPBACK,
+            message=f"{address} cannot be bound here; the page uses {LOOPBACK}, where every "
+            "other local server also gets its login cookie (on macOS: sudo ifconfig lo0 "
+            f"alias {address})",
+        )
+    try:
+        return _listen(LOOPBACK, port)
+    except OSError as exc:
+        raise _unavailable(LOOPBACK, port, exc) from exc
+
+
+def _listen(address: str, port: int | None) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((LOOPBACK, port or 0))
+        sock.bind((address, port or 0))
         sock.listen(BACKLOG)
         sock.setblocking(False)
-    except OSError as exc:
+    except OSError:
         sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise WebUnavailable(
-                f"port {port} on {LOOPBACK} is taken by another program; set another "
-                "[web] port in config.toml (or none, for a free one) and `alp daemon reload`",
-                port=port,
-            ) from exc
-        raise WebUnavailable(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror}") from exc
+        raise
     return sock
+
+
+def _unavailable(address: str, port: int | None, exc: OSError) -> WebUnavailable:
+    if exc.errno == errno.EADDRINUSE:
+        return WebUnavailable(
+            f"port {port} on {address} is taken by another program; set another "
+            "[web] port in config.toml (or none, for a free one) and `alp daemon reload`",
+            port=port,
+        )
+    return WebUnavailable(f"cannot listen on {address}:{port}: {exc.strerror}")

@@ -219,3 +219,64 @@ def test_confirm_an_inbox_item(daemon: DaemonProcess, browser_page: Any, tmp_pat
     item.get_by_role("button", name="Confirm").click()
     page.get_by_text("Nothing waits").wait_for()
     assert cli_json(daemon, "inbox")["items"] == []
+
+
+class _CookieCatcher:
+    """Another local server on 127.0.0.1 (any program of any user may run one): it records
+    the Cookie header of every request it gets."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        seen: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.headers.get("Cookie") or "")
+                body = b"<!doctype html><title>other</title><p>another local server</p>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.seen = seen
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_login_cookie_never_reaches_another_local_server(
+    daemon: DaemonProcess, browser_page: Any
+) -> None:
+    """Browsers do not scope cookies by port: a cookie set by a page on 127.0.0.1 goes to
+    every server on 127.0.0.1. alp's page lives on an address of 127.0.0.0/8 of its own, so
+    the other server gets no alp_web (and a replayed one would open nothing anyway)."""
+    web = open_page(daemon)
+    log_in(browser_page, web)
+    own = [c for c in browser_page.context.cookies() if c["name"].startswith("alp_web")]
+    assert own, "the login set no cookie"
+    other = _CookieCatcher()
+    try:
+        browser_page.goto(f"http://127.0.0.1:{other.port}/")
+        assert "another local server" in browser_page.content()
+        browser_page.goto(f"http://localhost:{other.port}/")
+    finally:
+        other.close()
+    assert other.seen, "the other server was not visited"
+    for header in other.seen:
+        assert "alp_web" not in header, header
+    for cookie in own:
+        assert cookie["domain"] != "127.0.0.1", cookie
+    # the page itself still knows its visitor
+    browser_page.goto(web.url)
+    assert browser_page.url.startswith(web.url) and "login" not in browser_page.url

@@ -42,9 +42,9 @@ def cli_json(d: DaemonProcess, *args: str) -> Any:
 def test_alp_web_prints_the_page_and_a_login_url(d: DaemonProcess) -> None:
     done = d.cli("web")
     assert done.returncode == 0, done.stderr
-    assert re.search(r"web page started: http://127\.0\.0\.1:\d+/", done.stdout)
+    assert re.search(r"web page started: http://127\.\d+\.\d+\.\d+:\d+/", done.stdout)
     assert re.search(
-        r"log in \(once, in your browser\): http://127\.0\.0\.1:\d+/login\?code=", done.stdout
+        r"log in \(once, in your browser\): http://127\.\d+\.\d+\.\d+:\d+/login\?code=", done.stdout
     )
     assert "already on" in d.cli("web").stdout
 
@@ -136,7 +136,7 @@ def test_the_running_and_schedules_pages_show_ps(d: DaemonProcess) -> None:
 
 def test_events_stream_the_daemons_notifications(d: DaemonProcess) -> None:
     page = open_page(d)
-    connection = http.client.HTTPConnection("127.0.0.1", page.port, timeout=30)
+    connection = http.client.HTTPConnection(page.address, page.port, timeout=30)
     connection.request("GET", "/events", headers={"Host": page.host, "Cookie": page.log_in()})
     response = connection.getresponse()
     assert response.status == 200
@@ -154,7 +154,7 @@ def test_events_stream_the_daemons_notifications(d: DaemonProcess) -> None:
 
 def test_the_daemon_stops_cleanly_with_a_stream_open(d: DaemonProcess) -> None:
     page = open_page(d)
-    connection = http.client.HTTPConnection("127.0.0.1", page.port, timeout=30)
+    connection = http.client.HTTPConnection(page.address, page.port, timeout=30)
     connection.request("GET", "/events", headers={"Host": page.host, "Cookie": page.log_in()})
     assert connection.getresponse().status == 200
     assert d.stop(timeout=20) == 0
@@ -240,7 +240,7 @@ def test_alp_web_imports_nothing_of_the_page(d: DaemonProcess, tmp_path: Path) -
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["loginUrl"].startswith("http://127.0.0.1:")
+    assert re.match(r"http://127\.\d+\.\d+\.\d+:", json.loads(done.stdout)["loginUrl"])
     assert json.loads(done.stderr.strip().splitlines()[-1]) == []
 
 

@@ -120,7 +120,8 @@ def test_the_port_listens_on_127_0_0_1_only(alpd: DaemonProcess, page: WebPage) 
         for c in psutil.Process(alpd.pid).net_connections(kind="inet")
         if c.status == psutil.CONN_LISTEN
     ]
-    assert [(c.laddr.ip, c.laddr.port) for c in listening] == [("127.0.0.1", page.port)]
+    assert [(c.laddr.ip, c.laddr.port) for c in listening] == [(page.address, page.port)]
+    assert page.address.startswith("127.") and not page.address.startswith("127.0.")
     for address in non_loopback_addresses():
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
         with socket.socket(family, socket.SOCK_STREAM) as probe:
@@ -167,12 +168,13 @@ def test_alpd_web_flag_serves_from_start(tmp_path: Path) -> None:
 
 
 def test_a_taken_port_is_web_unavailable_and_the_daemon_serves_on(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "web-address").write_text("127.33.0.7\n")  # the page's own, kept in the home
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
+        taken.bind(("127.33.0.7", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        home = tmp_path / "home"
-        home.mkdir(mode=0o700)
         (home / "config.toml").write_text(f"[web]\nport = {port}\n")
         with running_daemon(tmp_path) as daemon:
             done = daemon.cli("web", "--json")
@@ -190,8 +192,13 @@ def free_port() -> int:
 
 def wait_for_page(daemon: DaemonProcess, port: int) -> WebPage:
     def listening() -> bool:
+        if not (daemon.home / "web-address").exists():
+            return False
         with socket.socket() as probe:
-            return probe.connect_ex(("127.0.0.1", port)) == 0
+            return probe.connect_ex((address(), port)) == 0
+
+    def address() -> str:
+        return (daemon.home / "web-address").read_text().strip()
 
     wait_for(listening, what="the web page listening")
-    return WebPage(f"http://127.0.0.1:{port}/", "", port)
+    return WebPage(f"http://{address()}:{port}/", "", port)
