@@ -9,11 +9,10 @@ confirm the inbox item named in `work/item` from inside its run, logging alp's a
 Agent `relay` does that too, then hands off back to the thread that woke it (found from the
 envelope line of its prompt) with `alp handoff`, logging what alp answered: two relay threads
 play the ping-pong the loop guards must stop. Agent `ring` pushes (`alp push`, not a
-handoff) to the thread whose id is in `work/next-$ALP_THREAD_ID`, logging to `work/ring.log`:
-threads pushing round a ring; `burst` pushes seven times to the thread in `work/burst-target`
-(log `work/burst.log`). Agent `flaky` runs a program that
-exists or, with `write_config(broken=True)` and a reload, one that does not: then every
-delivery to its thread fails before it is stored.
+handoff) to its own thread, logging to `work/ring.log`: a thread whose every run wakes the
+next; `burst` pushes seven times to its own thread (log `work/burst.log`). Agent `flaky`
+runs a program that exists or, with `write_config(broken=True)` and a reload, one that does
+not: then every delivery to its thread fails before it is stored.
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ echo "exit $?" >> "{work}/relay.log"
 runtime = "command"
 args = ["sh", "-c", '''
 cat > "{work}/stdin-$ALP_EXECUTION_ID"
-{alp} push "$(cat "{work}/next-$ALP_THREAD_ID")" --from ring --agent ring -- "pass" >> "{work}/ring.log" 2>&1
+{alp} push "$ALP_THREAD_ID" --from ring --agent ring -- "again" >> "{work}/ring.log" 2>&1
 echo "exit $?" >> "{work}/ring.log"
 ''']
 
@@ -61,7 +60,7 @@ runtime = "command"
 args = ["sh", "-c", '''
 cat > /dev/null
 for i in 1 2 3 4 5 6 7; do
-  {alp} push "$(cat "{work}/burst-target")" --from burst --agent watch -- "burst $i" >> "{work}/burst.log" 2>&1
+  {alp} push "$ALP_THREAD_ID" --from burst --agent watch -- "burst $i" >> "{work}/burst.log" 2>&1
   echo "exit $?" >> "{work}/burst.log"
 done
 ''']
