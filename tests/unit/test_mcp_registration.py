@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 from alpd.domain.runs.agents import RuntimeConfig
-from alpd.runtimes.base import LaunchContext
+from alpd.runtimes.base import LaunchContext, alp_program
 from alpd.runtimes.mcp import codex_mcp_overrides, write_claude_mcp_config
 
 
@@ -35,11 +35,13 @@ def test_codex_overrides_are_toml_that_names_alps_server(tmp_path: Path) -> None
         config[key.removeprefix("mcp_servers.alp.")] = parsed
     assert config["command"] == sys.executable
     assert config["args"] == ["-m", "alpctl", "mcp", "--socket", '/run/alp "quoted"/alpd.sock']
+    program = alp_program()
     assert config["env"] == {
         "ALP_SOCKET": '/run/alp "quoted"/alpd.sock',
         "ALP_EXECUTION_ID": "exec_1",
         "ALP_SESSION_CONTEXT": str(tmp_path / "session-context.md"),
         "ALP_THREAD_ID": "thread_1",
+        **({"ALP_BIN": program} if program is not None else {}),
     }
     assert config["required"] is True
     assert config["default_tools_approval_mode"] == "approve"
