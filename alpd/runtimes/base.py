@@ -1,8 +1,11 @@
 """The runtime adapter interface: how one agent CLI is launched for a policy.
 
 An adapter is pure as far as it can be: `launch_spec` turns a policy and a launch context
-into argv/env/cwd, and `locate_program` is the one place that looks at PATH. Adapters are
-found by name in `alpd.runtimes.registry` (built-ins plus the `alp.runtimes` entry points).
+into argv/env/cwd, and `locate_program` is the one place that looks at PATH. The runtime
+arguments to run are `ctx.args` (verbatim, checked against the policy's `argsDigest` before
+any spawn), never `policy.args`: from policy version 3 those are stored secret-filtered.
+Adapters are found by name in `alpd.runtimes.registry` (built-ins plus the `alp.runtimes`
+entry points).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class LaunchContext:
     prompt: str | None
     config: RuntimeConfig
     program: str
+    #: the verbatim runtime arguments the policy authorized (`policy.args` are filtered)
+    args: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +88,9 @@ class RuntimeAdapter(Protocol):
     #: what to tell a user whose machine lacks the program
     install_hint: str
 
-    def locate_program(self, config: RuntimeConfig, policy: Policy) -> str:
-        """The program to run, or RUNTIME_UNAVAILABLE naming what was looked for."""
+    def locate_program(self, config: RuntimeConfig, policy: Policy, args: tuple[str, ...]) -> str:
+        """The program to run, or RUNTIME_UNAVAILABLE naming what was looked for (`args`:
+        the verbatim runtime arguments)."""
         ...
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec: ...

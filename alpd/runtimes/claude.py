@@ -119,7 +119,7 @@ class ClaudeRuntime:
         "[runtimes.claude] command in config.toml"
     )
 
-    def locate_program(self, config: RuntimeConfig, policy: Policy) -> str:
+    def locate_program(self, config: RuntimeConfig, policy: Policy, args: tuple[str, ...]) -> str:
         return find_program("claude", config.command, self.install_hint)
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec:
@@ -139,7 +139,7 @@ class ClaudeRuntime:
             argv += ["--permission-mode", policy.permission_mode]
         if policy.model:
             argv += ["--model", policy.model]
-        argv += list(policy.args)
+        argv += list(ctx.args)
         env = label_env(ctx)
         lookup = {**os.environ, **ctx.config.env}
         return LaunchSpec(

@@ -142,7 +142,7 @@ class CodexRuntime:
         "[runtimes.codex] command in config.toml"
     )
 
-    def locate_program(self, config: RuntimeConfig, policy: Policy) -> str:
+    def locate_program(self, config: RuntimeConfig, policy: Policy, args: tuple[str, ...]) -> str:
         return find_program("codex", config.command, self.install_hint)
 
     def launch_spec(self, policy: Policy, ctx: LaunchContext) -> LaunchSpec:
@@ -165,7 +165,7 @@ class CodexRuntime:
         if policy.model:
             argv += ["--model", policy.model]
         argv += ["--cd", policy.workspace]
-        argv += list(policy.args)
+        argv += list(ctx.args)
         if policy.headless:
             argv.append(ctx.prompt or "Continue the work described in the developer instructions.")
         return LaunchSpec(argv=argv, env=label_env(ctx), cwd=policy.workspace)

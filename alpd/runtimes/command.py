@@ -32,13 +32,13 @@ class CommandRuntime:
         "give the command after `--`, e.g. `alp thread continue ID --runtime command -- make test`"
     )
 
-    def locate_program(self, config: RuntimeConfig, policy: Policy) -> str:
-        if not policy.args:
+    def locate_program(self, config: RuntimeConfig, policy: Policy, args: tuple[str, ...]) -> str:
+        if not args:
             raise InvalidArgument(
                 "the command runtime runs the arguments after `--`, and none were given",
                 hint=self.install_hint,
             )
-        return find_program(policy.args[0], None, self.install_hint)
+        return find_program(args[0], None, self.install_hint)
 
     def discover_session(self, run: RunFacts) -> FoundSession | None:
         return None
@@ -48,7 +48,7 @@ class CommandRuntime:
         if ctx.prompt is not None:
             env["ALP_PROMPT"] = ctx.prompt
         return LaunchSpec(
-            argv=[ctx.program, *policy.args[1:]],
+            argv=[ctx.program, *ctx.args[1:]],
             env=env,
             cwd=policy.workspace,
             stdin=ctx.prompt,

@@ -22,6 +22,7 @@ def context(tmp_path: Path, thread_id: str | None = "thread_1") -> LaunchContext
         prompt=None,
         config=RuntimeConfig(name="codex"),
         program="/usr/bin/true",
+        args=(),
     )
 
 

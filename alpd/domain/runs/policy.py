@@ -19,7 +19,14 @@ that have no caller directory), and an absolute path is used as is.
 Compatibility: `version` names this document's shape; new fields get defaults and never
 change the meaning of old ones (msgspec schema-evolution rules), so old hashes stay valid.
 A stored document is hashed as stored; version 1 documents still decode. Version 2: the
-origin is structured per kind and leaves unset fields out (see `Origin`).
+origin is structured per kind and leaves unset fields out (see `Origin`). Version 3: `args`
+are stored secret-filtered (`redact_argv`: a token on a command line was stored in clear)
+and `argsDigest`, the digest of the verbatim argv, says which arguments were authorized —
+inside `policyHash`, so an edit of either is caught like any other. The verbatim argv is
+never stored: it lives in memory from the request (or the agent's definition) to the spawn,
+which first checks it against `argsDigest` (`check_args`); a run re-adopted after a restart
+needs no argv. Documents of versions 1 and 2 (verbatim `args`, no `argsDigest`) verify as
+they are.
 
 Arguments: an agent that fixes `args` in its definition runs with exactly those; a request
 naming other arguments is refused, so a fixed role cannot be pointed at another program.
@@ -33,6 +40,7 @@ import msgspec
 
 from alpd.domain.canonical import canonical_json, digest_of, sha256_digest
 from alpd.domain.runs.agents import AgentDefinition
+from alpd.domain.secrets.filter import redact_argv
 from alpd.errors import ExecutionPolicyTampered, InvalidArgument
 
 SessionKind = Literal["interactive", "push", "scheduled", "sub-agent", "temp"]
@@ -43,7 +51,7 @@ SESSION_KINDS: Final[tuple[SessionKind, ...]] = (
     "sub-agent",
     "temp",
 )
-POLICY_VERSION: Final = 2
+POLICY_VERSION: Final = 3
 
 
 class ThreadBinding(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -93,8 +101,11 @@ class PolicyRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     args: tuple[str, ...] = ()
 
 
-class Policy(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """The immutable authority of one execution; stored as `policy_document` bytes."""
+class Policy(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """The immutable authority of one execution; stored as `policy_document` bytes.
+
+    `args` are secret-filtered from version 3 on, and `args_digest` is `args_digest_of` the
+    verbatim ones (left out of older documents, which stay byte-identical)."""
 
     version: int
     runtime: str
@@ -111,6 +122,34 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     instructions: str | None
     origin: Origin
     binding: ThreadBinding | None
+    args_digest: str | None = None
+
+
+def run_args(agent: AgentDefinition, request: PolicyRequest) -> tuple[str, ...]:
+    """The verbatim runtime arguments of a run: the agent's own, else the request's. Kept in
+    memory for the spawn only; the policy holds them filtered, and their digest."""
+    return agent.args or request.args
+
+
+def args_digest_of(args: tuple[str, ...]) -> str:
+    """`sha256:<hex>` of the RFC 8785 bytes of the argument list."""
+    return digest_of(list(args))
+
+
+def check_args(policy: Policy, args: tuple[str, ...]) -> None:
+    """EXECUTION_POLICY_TAMPERED unless `args` are the verbatim arguments `policy`
+    authorized: their digest is its `argsDigest` and their filtered form its `args` (a
+    version 1 or 2 policy holds them verbatim)."""
+    if policy.args_digest is None:
+        authorized = policy.args == args
+    else:
+        authorized = args_digest_of(args) == policy.args_digest and redact_argv(args) == policy.args
+    if not authorized:
+        raise ExecutionPolicyTampered(
+            "the arguments about to be run are not the ones the stored policy authorized; "
+            "nothing was started",
+            argsDigest=policy.args_digest,
+        )
 
 
 def build_policy(
@@ -129,11 +168,12 @@ def build_policy(
         delegates_to=agent.delegates_to,
         kind=request.kind,
         headless=request.headless,
-        args=agent.args or request.args,
+        args=redact_argv(run_args(agent, request)),
         model=agent.model,
         instructions=agent.instructions,
         origin=request.origin,
         binding=binding,
+        args_digest=args_digest_of(run_args(agent, request)),
     )
 
 

@@ -52,6 +52,7 @@ from __future__ import annotations
 import base64
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -62,7 +63,7 @@ from alpd.domain.secrets.named import MARKER, STEMS, assignment_at
 from alpd.domain.secrets.rules import VENDOR_RULES, Rule
 from alpd.domain.secrets.scan import Scan
 
-__all__ = ["REACH", "Redacted", "redact", "redacted_tail"]
+__all__ = ["REACH", "Redacted", "redact", "redact_argv", "redacted_tail"]
 
 # How far before a position the text can change what is found there: a key block's END line
 # may come 64 KiB after its BEGIN line (``alpd.domain.secrets.context_rules``), other rules look
@@ -180,6 +181,33 @@ def redact(text: str) -> Redacted:
         position = end
     pieces.append(text[position:])
     return Redacted("".join(pieces), tuple(findings))
+
+
+def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """Each argument with what is secret in it replaced, found in the command line they make
+    together: `--token X`, `-H "Authorization: Bearer X"` or `mysql -p PW` are found as on a
+    command line, though the name and the value are two arguments. A span that crosses from
+    one argument into the next marks its part in each; the number of arguments never
+    changes, nor an argument without a secret."""
+    joined = " ".join(argv)
+    spans = _merged(_outside_markers(joined, _find(joined)))
+    if not spans:
+        return tuple(argv)
+    out: list[str] = []
+    start = 0
+    for arg in argv:
+        end = start + len(arg)
+        pieces: list[str] = []
+        position = start
+        for first, last, kind in spans:
+            first, last = max(first, start), min(last, end)
+            if first < last:
+                pieces += [joined[position:first], f"{MARKER}{kind}]"]
+                position = last
+        pieces.append(joined[position:end])
+        out.append("".join(pieces))
+        start = end + 1
+    return tuple(out)
 
 
 def redacted_tail(text: str, limit: int) -> str:

@@ -23,7 +23,14 @@ import structlog
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.runs.agents import AgentDefinition, AgentsConfig
 from alpd.domain.runs.outcomes import outcome_of
-from alpd.domain.runs.policy import Origin, Policy, PolicyRequest, build_policy
+from alpd.domain.runs.policy import (
+    Origin,
+    Policy,
+    PolicyRequest,
+    build_policy,
+    check_args,
+    run_args,
+)
 from alpd.domain.secrets.filter import redact
 from alpd.errors import (
     ExecutionPolicyTampered,
@@ -137,7 +144,8 @@ class Executions:
             args=tuple(params.args),
         )
         config = self.agents.runtime(agent.runtime)
-        program = runtime.locate_program(config, build_policy(agent, request, None))
+        policy = build_policy(agent, request, None)
+        program = runtime.locate_program(config, policy, run_args(agent, request))
         return Prepared(agent, runtime, request, config, program)
 
     async def continue_thread(
@@ -171,18 +179,28 @@ class Executions:
         self._settled[execution_id] = anyio.Event()
         self.publish(result.execution, "reserved")
         if params.headless:
-            result = await self._start_headless(caller, result, spec, policy)
+            args = run_args(prepared.agent, prepared.request)
+            result = await self._start_headless(caller, result, spec, policy, args)
         return result
 
-    async def check_stored_policy(self, execution_id: str, policy: Policy) -> None:
+    async def check_stored_policy(
+        self, execution_id: str, policy: Policy, args: tuple[str, ...]
+    ) -> None:
         """Before a run is spawned: its stored policy, re-hashed, is the one its argv was
-        built from (EXECUTION_POLICY_TAMPERED otherwise; nothing is started)."""
+        built from, and `args` (the verbatim arguments in that argv, which no store holds)
+        are the ones it authorized — their digest is its `argsDigest`
+        (EXECUTION_POLICY_TAMPERED otherwise; nothing is started)."""
         record = await execution_by_id(self.d.store, execution_id)
         if record is None or verified_policy(record) != policy:
             raise ExecutionPolicyTampered(
                 f"execution {execution_id}'s stored policy is not the one it was built with",
                 executionId=execution_id,
             )
+        try:
+            check_args(verified_policy(record), args)
+        except ExecutionPolicyTampered as exc:
+            exc.data.setdefault("executionId", execution_id)
+            raise
 
     async def _start_headless(
         self,
@@ -190,12 +208,13 @@ class Executions:
         result: m.ContinueResult,
         spec: LaunchSpec,
         policy: Policy,
+        args: tuple[str, ...],
     ) -> m.ContinueResult:
         assert self.supervisor is not None
         execution = result.execution
         exec_dir = self.paths.exec_dir(execution.id)
         try:
-            await self.check_stored_policy(execution.id, policy)
+            await self.check_stored_policy(execution.id, policy, args)
         except ExecutionPolicyTampered as exc:
             failed = m.SettleParams(
                 execution_id=execution.id, outcome="failed", summary=exc.message

@@ -17,6 +17,7 @@ from alpd.domain.runs.policy import (
     Origin,
     PolicyRequest,
     build_policy,
+    run_args,
 )
 from alpd.domain.secrets.filter import redact
 from alpd.errors import DelegationDenied, ExecutionSettled
@@ -64,7 +65,8 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
     # the graph inside every policyHash (None only under a legacy-unthreaded root).
     policy = build_policy(agent, request, parent_policy.binding)
     config = ex.agents.runtime(agent.runtime)
-    program = runtime.locate_program(config, policy)
+    args = run_args(agent, request)
+    program = runtime.locate_program(config, policy, args)
     execution_id = ex.d.clock.new_id(EXECUTION_PREFIX)
     exec_dir = ex.paths.exec_dir(execution_id)
     ex.paths.make_exec_dir(execution_id)
@@ -80,6 +82,7 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
         prompt=params.task,
         config=config,
         program=program,
+        args=args,
     )
     spec = runtime.launch_spec(policy, ctx)
     at = ex.d.clock.now_iso()
@@ -104,7 +107,7 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
 
     async with ex.leases.graph(parent.root_id):
         await ex.d.store.write(unit)
-        await ex.check_stored_policy(execution_id, policy)
+        await ex.check_stored_policy(execution_id, policy, args)
         running = await ex.spawn_running(execution_id, spec, exec_dir)
     return m.DelegateResult(execution=running, session_context_path=str(context_path))
 

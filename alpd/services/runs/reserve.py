@@ -20,7 +20,7 @@ import msgspec
 
 from alpd.domain.recap.config import RecapSettings
 from alpd.domain.runs.agents import AgentDefinition, RuntimeConfig
-from alpd.domain.runs.policy import Policy, PolicyRequest, ThreadBinding, build_policy
+from alpd.domain.runs.policy import Policy, PolicyRequest, ThreadBinding, build_policy, run_args
 from alpd.domain.threads.context import seed_checkpoint
 from alpd.domain.threads.session_context import render_session_context
 from alpd.errors import ThreadClosed
@@ -112,6 +112,7 @@ def reserve_root(
             prompt=params.prompt,
             config=config,
             program=program,
+            args=run_args(agent, request),
         )
         spec = runtime.launch_spec(policy, ctx)
         try:

@@ -3,7 +3,7 @@
 One scenario puts credentials everywhere a person or a run can put them — a thread title, a
 pin, a run's output (a 4096-bit key whose BEGIN line falls before the 2 KiB tail), a settle
 summary, a transcript's prompt and JSON tool input — without ever placing one in a policy's
-`args` (those stay verbatim: they are what was authorized). Then:
+`args` (tests/integration/runs/test_run_secrets.py does: they are stored filtered). Then:
 
 * no byte of any file in the home (database, WAL, execution directories) holds one, except
   the run's own stdout/stderr logs, which are its output as it printed it;
@@ -87,8 +87,9 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("executions", "status"): _ENUM,
     ("executions", "outcome"): _ENUM,
     ("executions", "policy"): (
-        "the authorized policy: its `args` stay verbatim (what was authorized, hashed into "
-        "policyHash) and are never indexed for search"
+        "the authorized policy: its `args` are secret-filtered, with the digest of the "
+        "verbatim ones (policy version 3; tests/integration/runs/test_run_secrets.py puts a "
+        "token there); never indexed for search"
     ),
     ("executions", "policy_hash"): _DIGEST,
     ("executions", "context_digest"): _DIGEST,

@@ -12,15 +12,19 @@ points 11 and 12), while the run itself still gets every byte it was given.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from daemons import settled
+import rfc8785
+from daemons import StartAlpd, settled
 from polling import wait_for
 
+from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "secrets"))
@@ -130,3 +134,64 @@ def test_a_headless_run_reads_its_whole_prompt_though_alpd_died_after_starting_i
     assert settled(d, root["id"])["outcome"] == "completed"
     assert (outside / "stdin").read_text() == prompt
     assert leaks(d.home, CORPUS_SECRETS) == []
+
+
+# -- point 12: the policy's args -------------------------------------------------------------
+
+
+def test_a_token_on_the_command_line_is_stored_filtered_and_the_run_gets_it_verbatim(
+    d: DaemonProcess, work: Path, outside: Path
+) -> None:
+    script = f'export DB_PASSWORD={PASSWORD}; printf "%s\\n" "$@" > "{outside}/argv"'
+    args = ["sh", "-c", script, "sh", "--token", TOKEN]
+    root = continue_headless(d, new_thread(d, work), work, args)
+    assert settled(d, root["id"])["outcome"] == "completed"
+    # The run got its arguments as given …
+    assert (outside / "argv").read_text() == f"--token\n{TOKEN}\n"
+    # … the home holds neither secret …
+    assert leaks(d.home, {TOKEN, PASSWORD}) == []
+    # … and the policy shows where they were, with the digest of what ran.
+    shown = d.call("execution/show", {"executionId": root["id"]})
+    assert isinstance(shown, dict)
+    policy = shown["policy"]
+    assert policy["version"] == 3
+    assert policy["args"][:2] == ["sh", "-c"] and policy["args"][3:5] == ["sh", "--token"]
+    assert "[REDACTED:" in policy["args"][2] and "[REDACTED:" in policy["args"][5]
+    verbatim = "sha256:" + hashlib.sha256(rfc8785.dumps(args)).hexdigest()
+    assert policy["argsDigest"] == verbatim
+
+
+def _edit_policy(d: DaemonProcess, execution_id: str, field: str) -> None:
+    """As an attacker with the user's file access: edit the stored policy's `field`, the
+    policyHash left alone."""
+    conn = sqlite3.connect(d.home / "alp.db", timeout=10, isolation_level=None)
+    try:
+        conn.execute("DROP TRIGGER IF EXISTS executions_policy_immutable")
+        (stored,) = conn.execute(
+            "SELECT policy FROM executions WHERE id = ?", (execution_id,)
+        ).fetchone()
+        document = json.loads(stored)
+        if field == "args":
+            document["args"] = [*document["args"][:-1], "harmless"]
+        else:
+            document["argsDigest"] = "sha256:" + "0" * 64
+        conn.execute(
+            "UPDATE executions SET policy = ? WHERE id = ?",
+            (rfc8785.dumps(document), execution_id),
+        )
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("field", ["args", "argsDigest"])
+def test_an_edit_of_the_stored_filtered_args_or_their_digest_is_tampered(
+    start_alpd: StartAlpd, work: Path, field: str
+) -> None:
+    dd = start_alpd()
+    root = continue_headless(dd, new_thread(dd, work), work, ["echo", "--token", TOKEN])
+    settled(dd, root["id"])
+    _edit_policy(dd, root["id"], field)
+    with pytest.raises(RpcError) as info:
+        dd.call("execution/show", {"executionId": root["id"]})
+    assert info.value.name == "EXECUTION_POLICY_TAMPERED"
+    assert info.value.data["executionId"] == root["id"]

@@ -17,12 +17,15 @@ from alpd.domain.runs.policy import (
     Policy,
     PolicyRequest,
     ThreadBinding,
+    args_digest_of,
     build_policy,
+    check_args,
     decode_policy,
     policy_document,
     policy_hash,
     verify_policy,
 )
+from alpd.domain.secrets.filter import redact_argv
 from alpd.domain.threads.context import Outcome, Pin, genesis, make_checkpoint, snapshot_digest
 from alpd.domain.threads.projector import project_context
 from alpd.domain.threads.session_context import render_session_context
@@ -239,8 +242,9 @@ def test_policy_authority_is_the_agents_and_the_binding_only_moves_the_hash(
     assert (document["allowedTools"], document["delegatesTo"], document["args"]) == (
         list(allowed),
         list(delegates),
-        list(args),
+        list(redact_argv(args)),
     )
+    assert document["argsDigest"] == args_digest_of(args)
     assert document["permissionMode"] == AGENT.permission_mode
     # … the binding says where it opened and nothing else: two bindings, one authority,
     # and the hash tells them apart exactly when the revisions differ.
@@ -250,13 +254,68 @@ def test_policy_authority_is_the_agents_and_the_binding_only_moves_the_hash(
 
 
 def test_policy_hash_is_stable_across_versions() -> None:
-    # A golden value: if this changes, every stored policyHash stops verifying. Change it
-    # only together with POLICY_VERSION and a migration note. (Version 2: structured origins,
-    # unset origin fields left out.)
+    # Golden values: if one changes, every stored policyHash of that version stops verifying.
+    # Change the newest only together with POLICY_VERSION and a migration note. (Version 2:
+    # structured origins, unset origin fields left out; version 3: filtered args, argsDigest.)
     binding = ThreadBinding(id=THREAD, context_revision=3, context_digest="sha256:" + "ab" * 32)
-    assert policy_hash(build_policy(AGENT, REQUEST, binding)) == (
+    current = build_policy(AGENT, REQUEST, binding)
+    assert current.version == 3
+    assert policy_hash(current) == (
+        "sha256:663103433a8b5a9c7f892b4b94088fc24e7051189c9fb142a40e8fff001f78de"
+    )
+    # A version 2 document (no argsDigest) is what it always was, and still verifies.
+    v2 = msgspec.structs.replace(current, version=2, args_digest=None)
+    assert b"argsDigest" not in policy_document(v2)
+    assert policy_hash(v2) == (
         "sha256:7f6f6e2bf7fdf021c2394a8cf069f7b057426b33166f238aad7e022bce4f6a2c"
     )
+    assert verify_policy(policy_document(v2), policy_hash(v2)) == v2
+
+
+# -- args: stored filtered, authorized by their digest (issue 21, point 12) ---------------
+
+TOKEN = "ghp_" + "Rk4vN8xQ2wM6pT0yL3sH7jD1fB5cG9aZ4eU8"
+SECRET_ARGS = ("deploy", "--token", TOKEN, "-H", "Authorization: Bearer " + "q7" * 12)
+
+
+def test_args_are_stored_filtered_with_the_digest_of_the_verbatim_ones() -> None:
+    request = msgspec.structs.replace(REQUEST, args=SECRET_ARGS)
+    policy = build_policy(AGENT, request, binding_of())
+    document = policy_document(policy)
+    assert TOKEN.encode() not in document and b"q7q7" not in document
+    assert policy.args[:2] == ("deploy", "--token") and "[REDACTED:" in policy.args[2]
+    assert policy.args[4] == "Authorization: Bearer [REDACTED:authorization_header]"
+    assert (
+        policy.args_digest
+        == "sha256:"
+        + hashlib.sha256(json.dumps(list(SECRET_ARGS), separators=(",", ":")).encode()).hexdigest()
+    )
+    # The spawn's check: the verbatim args pass, any other does not.
+    check_args(policy, SECRET_ARGS)
+    for other in [SECRET_ARGS[:-1], (*SECRET_ARGS[:2], "ghp_other", *SECRET_ARGS[3:]), policy.args]:
+        with pytest.raises(ExecutionPolicyTampered):
+            check_args(policy, other)
+
+
+def test_a_policy_with_edited_args_or_digest_authorizes_nothing() -> None:
+    request = msgspec.structs.replace(REQUEST, args=SECRET_ARGS)
+    policy = build_policy(AGENT, request, binding_of())
+    edited_args = msgspec.structs.replace(policy, args=(*policy.args[:-1], "x"))
+    edited_digest = msgspec.structs.replace(policy, args_digest=args_digest_of(("deploy",)))
+    for edited in (edited_args, edited_digest):
+        with pytest.raises(ExecutionPolicyTampered):
+            verify_policy(policy_document(edited), policy_hash(policy))
+        with pytest.raises(ExecutionPolicyTampered):
+            check_args(edited, SECRET_ARGS)
+
+
+def test_a_version_2_policy_authorizes_its_verbatim_args() -> None:
+    v2 = msgspec.structs.replace(
+        build_policy(AGENT, REQUEST, binding_of()), version=2, args=SECRET_ARGS, args_digest=None
+    )
+    check_args(v2, SECRET_ARGS)
+    with pytest.raises(ExecutionPolicyTampered):
+        check_args(v2, SECRET_ARGS[:1])
 
 
 # -- a stored policy is re-hashed before it decides anything ------------------------------
