@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import structlog
@@ -26,7 +26,7 @@ from alpd.domain.runs.agents import AgentsConfig
 from alpd.errors import ConfigInvalid
 from alpd.events import EventBus
 from alpd.rpc.connection import ConnectionLimits, InFlight
-from alpd.rpc.dispatch import Dispatcher, Handler
+from alpd.rpc.dispatch import Dispatcher, Handler, Session
 from alpd.rpc.listener import connection_cap
 from alpd.services.context import Daemon
 from alpd.services.conversation.delivery import DeliveryService
@@ -41,6 +41,7 @@ from alpd.services.runs.executions import Executions
 from alpd.services.runs.leases import Leases
 from alpd.services.runs.reconcile import reconcile
 from alpd.services.schedules.service import ScheduleService
+from alpd.services.threads.refs import resolve_params
 from alpd.store.db import Store
 from protocol import messages as m
 
@@ -108,11 +109,14 @@ class Runtime:
         self.executions.after_step.append(self.recaps.after_step)
         self.schedules = ScheduleService(self.executions, wake=lambda: self.scheduler.poke())
         self.scheduler = Scheduler(self.schedules, self.delivery)
-        self.dispatcher = Dispatcher(handlers(self))
+        self.dispatcher = Dispatcher(handlers(self), resolve=self._thread_named)
         #: set by `daemon/stop`: the daemon stops as on SIGTERM
         self.stop_requested = anyio.Event()
         self._web: WebServer | None = None
         self.task_group: anyio.abc.TaskGroup | None = None
+
+    async def _thread_named(self, session: Session, params: Any) -> Any:
+        return await resolve_params(self.daemon.store, session.caller, params)
 
     def web(self) -> WebServer:
         """The web page's server (made on first use: starlette, uvicorn and jinja2 are

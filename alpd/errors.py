@@ -31,6 +31,12 @@ class ThreadNotFound(AlpError):
     name = "THREAD_NOT_FOUND"
 
 
+class ThreadAmbiguous(AlpError):
+    """A title or id prefix that names several threads; `data.candidates` lists them."""
+
+    name = "THREAD_AMBIGUOUS"
+
+
 class ThreadBusy(AlpError):
     name = "THREAD_BUSY"
 

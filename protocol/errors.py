@@ -64,6 +64,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1032,
         "the run's root has settled; a pin of it could no longer reach the thread",
     ),
+    "THREAD_AMBIGUOUS": (
+        1041,
+        "the name matches several threads; name one by its id (data.candidates lists them)",
+    ),
     "WEB_UNAVAILABLE": (1050, "the web page cannot listen on its port"),
     "SEARCH_INDEX_NOT_READY": (
         1070,

@@ -29,6 +29,7 @@ class MethodSpec:
 COMMON_ERRORS = ("PERMISSION_DENIED", "INVALID_ARGUMENT", "STORAGE_FULL", "SHUTTING_DOWN")
 
 _THREAD = ("THREAD_NOT_FOUND",)
+_THREAD_NAME_ERRORS = ("THREAD_NOT_FOUND", "THREAD_AMBIGUOUS")
 _WRITE = (*_THREAD, "THREAD_REVISION_CONFLICT")
 _EXECUTION = ("EXECUTION_NOT_FOUND",)
 _SCHEDULE = ("SCHEDULE_NOT_FOUND",)
@@ -363,3 +364,15 @@ NOT_FROM_A_RUN_METHODS = (
 )
 for _name in NOT_FROM_A_RUN_METHODS:
     METHODS[_name] = replace(METHODS[_name], errors=(*METHODS[_name].errors, "NOT_FROM_A_RUN"))
+
+#: a `threadId` param takes any name of a thread (an id, an id prefix, a title, `@last`),
+#: resolved by the daemon before the method runs: THREAD_AMBIGUOUS or THREAD_NOT_FOUND
+#: (docs/architecture.md, "Naming threads"); so do handoff/send's target and inbox/list's thread
+NAMED_THREAD_METHODS = tuple(
+    name
+    for name, spec in METHODS.items()
+    if "thread_id" in spec.params.__struct_fields__ or name in ("handoff/send", "inbox/list")
+)
+for _name in NAMED_THREAD_METHODS:
+    _missing = tuple(e for e in _THREAD_NAME_ERRORS if e not in METHODS[_name].errors)
+    METHODS[_name] = replace(METHODS[_name], errors=(*METHODS[_name].errors, *_missing))

@@ -24,7 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=history_cli.parse_time,
         help="ISO time or date, or 30m / 12h / 7d ago (default: everything)",
     )
-    parser.add_argument("--thread", help="only this thread's runs")
+    parser.add_argument("--thread", metavar="THREAD", help="only this thread's runs")
     parser.add_argument("--kind", choices=KINDS, help="only runs of this kind")
     parser.add_argument("--limit", type=int, default=200, help="at most this many (≤ 1000)")
 

@@ -37,7 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "alp handoff TARGET [--artifact PATH]… [--directive] [--from THREAD] [-- SUMMARY]"
     )
     parser.epilog = _EPILOG
-    parser.add_argument("target", help="the thread to hand off to: its id or its title")
+    parser.add_argument(
+        "target",
+        metavar="THREAD",
+        help="the thread to hand off to: its id, an id prefix, its title or @last",
+    )
     parser.add_argument(
         "--artifact", action="append", default=[], metavar="PATH",
         help="a file in this thread's workspace the summary refers to (repeatable)",

@@ -29,7 +29,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="list (default), confirm ID or dismiss ID",
     )  # fmt: skip
     parser.add_argument("id", nargs="?", help="the item (`alp inbox` lists them)")
-    parser.add_argument("--thread", help="list only this thread's inbox (id or title)")
+    parser.add_argument(
+        "--thread", metavar="THREAD", help="list only this thread's inbox (id or title)"
+    )
 
 
 def run(args: Arguments, inv: Invocation) -> int:

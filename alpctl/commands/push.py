@@ -28,7 +28,9 @@ settles. The run reports into the thread (`alp thread show`); --notify also anno
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = "alp push THREAD --from LABEL [--agent A] [--notify] [-- TEXT]"
     parser.epilog = _EPILOG
-    parser.add_argument("thread", help="the thread to push to")
+    parser.add_argument(
+        "thread", metavar="THREAD", help="the thread to push to (id, title or @last)"
+    )
     parser.add_argument(
         "--from", dest="source", required=True, metavar="LABEL",
         help="who is pushing, a short name shown to the agent (ci, disk-alert, webhook:github)",

@@ -24,7 +24,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "run PROMPT in THREAD on a schedule: add THREAD (--cron E [--tz Z] | --every D | "
         "--at T) [--agent A] [--runtime R] [--notify] -- PROMPT",
     )
-    new.add_argument("thread", help="the thread the runs report into (thread_…)")
+    new.add_argument(
+        "thread", metavar="THREAD", help="the thread the runs report into (id, title or @last)"
+    )
     rule = new.add_mutually_exclusive_group(required=True)
     rule.add_argument("--cron", help='five fields, e.g. "0 3 * * *", or @hourly, @daily …')
     rule.add_argument("--every", help="a period of real time: 30s, 5m, 2h, 1d, 1h30m")
@@ -41,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="fires missed while alpd was down: one run for all (default), or none",
     )
     lst = add(sub, "list", "your schedules: next fire, last result, runs, cost")
-    lst.add_argument("--thread", help="only this thread's")
+    lst.add_argument("--thread", metavar="THREAD", help="only this thread's")
     for name, text in (
         ("show", "one schedule"),
         ("pause", "stop firing until resumed (a fire waiting for its thread is withdrawn)"),

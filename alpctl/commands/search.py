@@ -17,7 +17,7 @@ _TIME_HELP = "ISO time or date, or 30m / 12h / 7d ago"
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", nargs="+", help='words; "a phrase"; prefix*')
-    parser.add_argument("--thread", help="only this thread's history")
+    parser.add_argument("--thread", metavar="THREAD", help="only this thread's history")
     parser.add_argument("--runtime", help="only entries of this runtime (claude, codex …)")
     parser.add_argument(
         "--role", choices=["user", "assistant", "tool", "system"], help="only entries of this role"

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from alpctl.command_line import Arguments
 
 _IF_REVISION = "refuse (THREAD_REVISION_CONFLICT) unless the thread is at this revision"
+#: how a thread is named wherever one is taken (the daemon resolves it)
+THREAD_HELP = "the thread: its id, a unique id prefix, its exact title, or @last"
 
 
 def _create(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +28,7 @@ def _create(parser: argparse.ArgumentParser) -> None:
 
 
 def _continue(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="the thread's id")
+    parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
     parser.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
     runtime_options(parser)
 
@@ -45,16 +47,18 @@ def _list(parser: argparse.ArgumentParser) -> None:
 
 
 def _show(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", nargs="?", help="the thread's id (default: $ALP_THREAD_ID)")
+    parser.add_argument(
+        "id", nargs="?", metavar="THREAD", help=f"{THREAD_HELP} (default: $ALP_THREAD_ID)"
+    )
 
 
 def _context(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="the thread's id")
+    parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
     parser.add_argument("--rev", type=int, help="this revision (default: the current one)")
 
 
 def _revised(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="the thread's id")
+    parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
     parser.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
 
 
@@ -71,7 +75,7 @@ def _log(parser: argparse.ArgumentParser) -> None:
 
 
 def _by_id(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="the thread's id")
+    parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
 
 
 #: action → (one line of help, its arguments); `alpctl.parser` builds only the invoked one
@@ -139,7 +143,9 @@ def run(args: Arguments, inv: Invocation) -> int:
     elif action == "show":
         thread_id = args.id or os.environ.get("ALP_THREAD_ID")
         if not thread_id:
-            raise UsageError("which thread? give an ID (or run inside a thread: $ALP_THREAD_ID)")
+            raise UsageError(
+                "which thread? name it (id, title or @last), or run inside one ($ALP_THREAD_ID)"
+            )
         result = inv.client.call("thread/show", {"threadId": thread_id})
         out.emit(result, lambda r: render.thread_show(r, out.style))
     elif action == "context":

@@ -38,6 +38,8 @@ class Session(Protocol):
 
 
 Handler = Callable[[Session, Any], Awaitable[Any]]
+#: the params with their thread named by id (`alpd.services.threads.refs.resolve_params`)
+Resolver = Callable[[Session, Any], Awaitable[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,16 +48,22 @@ class Bound:
     handler: Handler
     #: the domain errors the OpenRPC document lists for the method (its own and the common)
     declared: frozenset[str]
+    #: its params name a thread (`threadId`): resolved before the handler runs
+    names_thread: bool
 
 
 class Dispatcher:
-    def __init__(self, handlers: dict[str, Handler]) -> None:
+    def __init__(self, handlers: dict[str, Handler], resolve: Resolver | None = None) -> None:
         missing = set(METHODS) - set(handlers)
         if missing:
             raise RuntimeError(f"methods without a handler: {sorted(missing)}")
+        self._resolve = resolve
         self._methods = {
             name: Bound(
-                METHODS[name], handlers[name], frozenset((*METHODS[name].errors, *COMMON_ERRORS))
+                METHODS[name],
+                handlers[name],
+                frozenset((*METHODS[name].errors, *COMMON_ERRORS)),
+                "thread_id" in METHODS[name].params.__struct_fields__,
             )
             for name in METHODS
         }
@@ -100,7 +108,14 @@ class Dispatcher:
             typed = msgspec.convert(params, bound.spec.params)
         except msgspec.ValidationError as exc:
             raise InvalidArgument(f"Invalid params: {exc}", **(_invalid_field(exc) or {})) from exc
-        return await bound.handler(session, typed)
+        return await self._run(bound, session, typed)
+
+    async def _run(self, bound: Bound, session: Session, params: Any) -> Any:
+        """The handler's result, its thread named by id first: a title, an id prefix or
+        `@last` is resolved here, once for every method (docs/architecture.md)."""
+        if bound.names_thread and self._resolve is not None:
+            params = await self._resolve(session, params)
+        return await bound.handler(session, params)
 
     async def _handle_item(self, session: Session, item: jsonrpc.Parsed) -> bytes | None:
         if isinstance(item, jsonrpc.ErrorReply):
@@ -125,7 +140,7 @@ class Dispatcher:
                 call.id, errors.INVALID_PARAMS, f"Invalid params: {exc}", _invalid_field(exc)
             )
         try:
-            result = await bound.handler(session, params)
+            result = await self._run(bound, session, params)
         except AlpError as exc:
             if exc.name not in bound.declared:
                 # Sent all the same, but a client written from the document does not expect

@@ -81,7 +81,7 @@ class HandoffService:
     async def send(self, caller: Caller, params: m.HandoffSendParams) -> m.HandoffSendResult:
         summary = redact(check_summary(params.summary)).text
         source, execution = await self._source(caller, params.source)
-        target = await resolve_thread(self.d.store, caller.uid, params.target)
+        target = await resolve_thread(self.d.store, caller, params.target)
         roots = [source.workspace]
         if execution is not None:
             roots.append(decode_policy(execution.policy).workspace)
@@ -142,15 +142,15 @@ class HandoffService:
                     "no source; from a shell, name it: `alp handoff TARGET --from THREAD`",
                     pid=caller.pid,
                 ) from exc
-            return await resolve_thread(self.d.store, caller.uid, named), None
+            return await resolve_thread(self.d.store, caller, named), None
         if execution.thread_id is None:
             raise InvalidArgument(
                 f"execution {execution.id} belongs to no thread; a handoff goes between threads",
                 executionId=execution.id,
             )
-        source = await resolve_thread(self.d.store, caller.uid, execution.thread_id)
+        source = await resolve_thread(self.d.store, caller, execution.thread_id)
         if named is not None:
-            claimed = await resolve_thread(self.d.store, caller.uid, named)
+            claimed = await resolve_thread(self.d.store, caller, named)
             if claimed.id != source.id:
                 raise NotFromARun(
                     f"this run belongs to thread {source.id}; it hands off from there, "

@@ -62,7 +62,7 @@ class Inbox:
     async def list(self, caller: Caller, params: m.InboxListParams) -> m.InboxListResult:
         thread_id = None
         if params.thread is not None:
-            thread = await resolve_thread(self.d.store, caller.uid, params.thread)
+            thread = await resolve_thread(self.d.store, caller, params.thread)
             thread_id = thread.id
         return m.InboxListResult(items=await store.inbox_items(self.d.store, caller.uid, thread_id))
 
@@ -95,8 +95,8 @@ class Inbox:
     async def confirm(self, caller: Caller, params: m.InboxItemRef) -> m.InboxConfirmResult:
         await self._refuse_runs(caller, params.id)
         item = await self._waiting(caller, params.id)
-        target = await resolve_thread(self.d.store, caller.uid, item.target_thread_id)
-        source = await resolve_thread(self.d.store, caller.uid, item.source_thread_id)
+        target = await resolve_thread(self.d.store, caller, item.target_thread_id)
+        source = await resolve_thread(self.d.store, caller, item.source_thread_id)
         check_route(
             caller_uid=caller.uid,
             source_id=source.id,

@@ -1,4 +1,5 @@
-"""Threads found by how a person names them: by id, by title, by words of their title."""
+"""Threads found by how a person names them: by id, by an id prefix, by title, by words of
+their title, or as the one last touched in a workspace."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from typing import NamedTuple
 
 from alpd.store.db import Store
 
-__all__ = ["NamedThread", "named_thread", "threads_titled", "titles_containing"]
+__all__ = [
+    "NamedThread",
+    "ids_starting",
+    "last_touched",
+    "named_thread",
+    "threads_titled",
+    "titles_containing",
+]
 
 _COLUMNS = "id, owner_uid, title, status, workspace, updated_at"
 
@@ -65,3 +73,35 @@ async def titles_containing(
         (owner_uid, words, limit),
     )
     return [_named(row) for row in rows]
+
+
+async def ids_starting(
+    store: Store, owner_uid: int, prefix: str, *, limit: int
+) -> list[NamedThread]:
+    """The owner's threads (any status) whose id starts with `prefix`, newest update first.
+    Ids are lowercase Crockford base32 after their prefix, so `~` sorts after every one."""
+    rows = await store.fetchall(
+        f"SELECT {_COLUMNS} FROM threads WHERE owner_uid = ? AND id >= ? AND id < ? "
+        "ORDER BY updated_at DESC LIMIT ?",
+        (owner_uid, prefix, prefix + "~", limit),
+    )
+    return [_named(row) for row in rows]
+
+
+async def last_touched(
+    store: Store, owner_uid: int, workspaces: list[str] | None
+) -> NamedThread | None:
+    """The owner's thread that is not archived written last (its `updated_at`), among those
+    whose workspace is one of `workspaces` (None: any workspace)."""
+    args: tuple[str, ...] = ()
+    if workspaces is None:
+        where = ""
+    else:
+        where = f"AND workspace IN ({', '.join('?' * len(workspaces))}) "
+        args = tuple(workspaces)
+    row = await store.fetchone(
+        f"SELECT {_COLUMNS} FROM threads WHERE owner_uid = ? AND status != 'archived' "
+        f"{where}ORDER BY updated_at DESC, id DESC LIMIT 1",
+        (owner_uid, *args),
+    )
+    return None if row is None else _named(row)

@@ -84,7 +84,7 @@ def test_a_title_names_one_thread_or_the_error_lists_the_candidates(
     call(d, "thread/create", {"title": "build api", "cwd": str(work)})
     with pytest.raises(RpcError) as ambiguous:
         handoff(d, "build api", "x", **{"from": "research"})
-    assert ambiguous.value.name == "INVALID_ARGUMENT"
+    assert ambiguous.value.name == "THREAD_AMBIGUOUS"
     assert len(ambiguous.value.data["candidates"]) == 2
     with pytest.raises(RpcError) as missing:
         handoff(d, "build", "x", **{"from": "research"})
