@@ -250,6 +250,14 @@ METHODS: dict[str, MethodSpec] = {
         "injected, exactly once",
         errors=("PIN_OUTSIDE_EXECUTION",),
     ),
+    "delivery/hold": MethodSpec(
+        m.HoldParams,
+        m.HoldResult,
+        "from inside a run: don't interrupt it (hold true) — deliveries for it wait for the "
+        "next round instead of its hook — or take them mid-run again (hold false); a hold "
+        "ends when the run settles",
+        errors=("PIN_OUTSIDE_EXECUTION",),
+    ),
     "handoff/send": MethodSpec(
         m.HandoffSendParams,
         m.HandoffSendResult,

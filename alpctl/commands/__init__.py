@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "handoff": ("handoff", "a capped summary from one of your threads into another"),
     "inbox": ("inbox", "handoffs that wait for you to confirm them: list, confirm, dismiss"),
     "context": ("context", "from inside a run: pin work state the next root must know"),
+    "hold": ("hold", "from inside a run: don't interrupt it with deliveries (--off: take them)"),
     "delegate": ("delegate", "from inside a run: start a delegated child run"),
     "delegation": ("delegation", "the graph of runs a root started"),
     "execution": ("execution", "one execution (run): show, logs, cancel"),

@@ -168,6 +168,9 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def ack(session: Session, params: m.AckParams) -> m.AckResult:
         return await rt.delivery.ack(session.caller, params)
 
+    async def hold(session: Session, params: m.HoldParams) -> m.HoldResult:
+        return await rt.delivery.hold(session.caller, params)
+
     async def show(session: Session, params: m.ThreadShowParams) -> m.ThreadShowResult:
         shown = await views.show(ex, session.caller, params)
         recap = await rt.recaps.show(session.caller, params.thread_id)
@@ -295,6 +298,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "inbox/confirm": inbox_confirm,
         "inbox/dismiss": inbox_dismiss,
         "delivery/ack": ack,
+        "delivery/hold": hold,
         "thread/show": show,
         "thread/context": context,
         "thread/recap": recap,

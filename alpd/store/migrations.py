@@ -646,6 +646,21 @@ V19_MEANING_INDEX: Final = (
     "INSERT INTO search_index_cursor (only, entry_id) VALUES (1, 0)",
 )
 
+# How a running root takes deliveries (issue 21; alpd/services/conversation/inject.py): a run
+# may say "don't interrupt" (`delivery/hold`: `held_at`; what arrives waits for the next
+# round), and its hook's last `delivery/pending` (`asked_at`) tells whether the model worked
+# after an injection was acknowledged — a run that ended otherwise, and not completed, gives
+# its injections back to the queue.
+V20_DELIVERY_RUNS: Final = (
+    """
+    CREATE TABLE delivery_runs (
+        execution_id TEXT PRIMARY KEY REFERENCES executions (id),
+        held_at      TEXT,
+        asked_at     TEXT
+    ) STRICT, WITHOUT ROWID
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -666,6 +681,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V17_PUSH_CHAINS,
     V18_APPLICATION_ID,
     V19_MEANING_INDEX,
+    V20_DELIVERY_RUNS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -74,11 +74,27 @@ class AckResult(Wire):
     missed: list[int]
 
 
+class HoldParams(Wire):
+    #: true: don't interrupt this run — what arrives for it waits for the next round; false:
+    #: take deliveries mid-run again
+    hold: bool = True
+
+
+class HoldResult(Wire):
+    #: the calling run
+    execution_id: str
+    held: bool
+    #: deliveries of its thread waiting now
+    waiting: int
+
+
 __all__ = [
     "AckIds",
     "AckParams",
     "AckResult",
     "DeliveryStatus",
+    "HoldParams",
+    "HoldResult",
     "PendingDelivery",
     "PendingParams",
     "PendingResult",

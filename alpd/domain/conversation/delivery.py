@@ -27,10 +27,11 @@ headless root; this module holds the pure rules, in the order they apply:
 4. `wake_section(items, origin)`: the derived section of the run's `session-context.md` that
    says what started the run, that the person did not, and how to read the prompt. It comes
    after the pinned context and is not part of its digest chain.
-5. `choose_route(busy, takes_injection)`: an idle thread is *woken*; a busy one whose running
-   root's runtime takes text mid-work (Claude Code, through the hook alp installs) gets it
-   *injected*; any other busy thread has it *queued*. An injection never picked up (the run
-   ends first) is delivered by the next round like a queued one.
+5. `choose_route(busy, takes_injection, held)`: an idle thread is *woken*; a busy one whose
+   running root takes text mid-work — its runtime has a hook (Claude Code), or the run has
+   itself asked `delivery/pending` — gets it *injected*, unless that run said not to be
+   interrupted (`delivery/hold`); any other busy thread has it *queued*. An injection never
+   picked up (the run ends first) is delivered by the next round like a queued one.
 6. Leases: a hook's hand-out leases the deliveries to its execution for `LEASE_SECONDS`
    (`lease_expiry`); the hook acknowledges once the runtime has the text. A delivery is free
    to hand out when it has no lease or its lease has run out (`lease_is_free`), so a hook
@@ -221,11 +222,14 @@ def wake_section(items: Sequence[Queued], origin: Origin) -> str:
     return "\n".join(lines) + "\n"
 
 
-def choose_route(*, busy: bool, takes_injection: bool) -> Route:
-    """How a delivery reaches a thread in this state (the order of the paths, rule 5)."""
+def choose_route(*, busy: bool, takes_injection: bool, held: bool = False) -> Route:
+    """How a delivery reaches a thread in this state (the order of the paths, rule 5): an
+    idle thread is woken; a running root that takes text mid-work is injected, unless it
+    said not to be interrupted (`held`): then, as for a run that cannot take it, the
+    delivery is queued for the next round."""
     if not busy:
         return "wake"
-    return "inject" if takes_injection else "queue"
+    return "inject" if takes_injection and not held else "queue"
 
 
 def lease_expiry(now: datetime, seconds: float = LEASE_SECONDS) -> datetime:

@@ -68,7 +68,7 @@ from alpd.errors import (
     ThreadBusy,
 )
 from alpd.services.context import Caller
-from alpd.services.conversation.inject import acknowledge, hand_out
+from alpd.services.conversation.inject import acknowledge, hand_out, hold
 from alpd.services.conversation.submit import QUEUE_MAX, StoredUnit, Submission, store_delivery
 from alpd.services.conversation.wake import (
     agent_for_thread,
@@ -81,6 +81,7 @@ from alpd.store.conversation.delivery import (
     delivery_state,
     fail_queued,
     queued_for_round,
+    requeue_unconfirmed,
     requeue_unstarted,
     root_running,
     root_thread,
@@ -278,6 +279,7 @@ class DeliveryService:
         self._wakeup.set()
 
     async def after_settle(self, execution_id: str) -> None:
+        await self.requeue_unconfirmed(execution_id)
         thread_id = await root_thread(self.d.store, execution_id)
         if thread_id is not None:
             await self.requeue_unstarted(execution_id)
@@ -291,6 +293,18 @@ class DeliveryService:
         self._wakeup.set()
         while self._passes_done < target:
             await self._pass_done.wait()
+
+    async def requeue_unconfirmed(self, execution_id: str) -> int:
+        """Injections the settled run's model never worked on go back to the queue
+        (`alpd.services.conversation.inject`, rule 3); how many."""
+
+        async def unit(tx: Tx) -> int:
+            return await requeue_unconfirmed(tx, execution_id)
+
+        requeued = await self.d.store.write(unit)
+        if requeued:
+            log.warning("injection_requeued", execution=execution_id, deliveries=requeued)
+        return requeued
 
     async def requeue_unstarted(self, execution_id: str | None = None) -> int:
         """Deliveries of rounds whose root was reserved but never started go back to the
@@ -345,6 +359,9 @@ class DeliveryService:
 
     async def pending(self, caller: Caller, params: m.PendingParams) -> m.PendingResult:
         return await hand_out(self.d, caller, params)
+
+    async def hold(self, caller: Caller, params: m.HoldParams) -> m.HoldResult:
+        return await hold(self.d, caller, params)
 
     async def ack(self, caller: Caller, params: m.AckParams) -> m.AckResult:
         result, execution_id = await acknowledge(self.d, caller, params)

@@ -18,7 +18,16 @@ Exactly once, by lease and acknowledgement (the rules are pure:
    acknowledges. Only then is a delivery recorded `injected` (how `inject`, when, by which
    execution), in a statement that matches it only while it is still queued and leased to
    that run: recorded once, whatever is retried.
-3. **a crash in between loses nothing**: a hand-out never acknowledged (the hook killed, alpd
+3. **reached the model, or given back**: each `delivery/pending` of the run is noted
+   (`asked_at`). A run that settles other than `completed` with no hook call after an
+   acknowledgement never had its model work on what it acknowledged — a Claude run whose
+   prompt hook took a delivery and then failed at login — so those deliveries go back to
+   the queue at its settle (`requeue_unconfirmed`, with a note) and the next round carries
+   them: "taken mid-run" is only kept where the model had it.
+4. **don't interrupt** (`hold`, `delivery/hold`, `alp hold`): a run may say it must not be
+   interrupted; until it settles or says `hold: false`, new deliveries for it are routed to
+   the next round and its hook is handed nothing.
+5. **a crash in between loses nothing**: a hand-out never acknowledged (the hook killed, alpd
    killed before it answered) is free again when its lease runs out — the run's next hook
    call takes it, or, once the run has settled, the thread's next round delivers it, with the
    lease left on the row as the record of the failed attempt.
@@ -34,7 +43,16 @@ from alpd.clock import iso
 from alpd.domain.conversation.delivery import inject_batch, inject_context, lease_expiry
 from alpd.services.context import Caller, Daemon
 from alpd.services.runs.callers import execution_of_caller
-from alpd.store.conversation.delivery import Run, leasable, lease, mark_injected
+from alpd.store.conversation.delivery import (
+    Run,
+    leasable,
+    lease,
+    mark_injected,
+    note_asked,
+    queued_count,
+    run_held,
+    set_hold,
+)
 from alpd.store.db import Tx
 from protocol import messages as m
 
@@ -57,6 +75,10 @@ async def hand_out(d: Daemon, caller: Caller, params: m.PendingParams) -> m.Pend
     at, until = iso(now), iso(lease_expiry(now))
 
     async def unit(tx: Tx) -> list[m.PendingDelivery]:
+        if not params.peek:
+            await note_asked(tx, run.execution_id, at)
+        if await run_held(tx, run.execution_id):
+            return []  # it said don't interrupt: the next round carries what waits
         found = await leasable(tx, run, at, HAND_OUT_MAX)
         taken = [found[i] for i in inject_batch([(p.envelope, p.text) for p in found])]
         if taken and not params.peek:
@@ -90,4 +112,19 @@ async def acknowledge(d: Daemon, caller: Caller, params: m.AckParams) -> tuple[m
     return result, execution_id
 
 
-__all__ = ["HAND_OUT_MAX", "acknowledge", "hand_out"]
+async def hold(d: Daemon, caller: Caller, params: m.HoldParams) -> m.HoldResult:
+    """`delivery/hold`: the caller's run says don't interrupt (or, `hold` false, take
+    deliveries mid-run again). Held, new deliveries for it are routed to the next round and
+    its hook is handed nothing; what waits when it settles leaves in that round."""
+    execution = await execution_of_caller(d.store, caller)
+    at = d.clock.now_iso()
+
+    async def unit(tx: Tx) -> int:
+        await set_hold(tx, execution.id, at if params.hold else None)
+        return await queued_count(tx, execution.thread_id) if execution.thread_id else 0
+
+    waiting = await d.store.write(unit)
+    return m.HoldResult(execution_id=execution.id, held=params.hold, waiting=waiting)
+
+
+__all__ = ["HAND_OUT_MAX", "acknowledge", "hand_out", "hold"]

@@ -20,6 +20,7 @@ from protocol import messages as m
 
 __all__ = [
     "DeliveryState",
+    "LiveRun",
     "Run",
     "ThreadState",
     "WaitingDelivery",
@@ -32,26 +33,32 @@ __all__ = [
     "leasable",
     "lease",
     "mark_injected",
+    "note_asked",
     "queued_count",
     "queued_for_round",
     "queued_with_key",
+    "requeue_unconfirmed",
     "requeue_unstarted",
     "root_running",
     "root_thread",
+    "run_held",
+    "set_hold",
     "thread_owner",
     "thread_state",
     "thread_workspace",
     "threads_with_queued",
-    "unsettled_runtime",
+    "unsettled_run",
     "waiting_count",
 ]
 
 _QUEUED_COUNT: Final = "SELECT count(*) FROM deliveries WHERE thread_id = ? AND status = 'queued'"
 
-#: why a round carries a delivery that was meant for another path (SQL over the row): handed
-#: out but never acknowledged, or offered to a live run that ended first
+#: why a round carries a delivery that was meant for another path (SQL over the row): taken
+#: by a run that ended before its model worked (`requeue_unconfirmed`), handed out but never
+#: acknowledged, or offered to a live run that ended first
 _FALLBACK_NOTE: Final = (
-    "CASE WHEN lease_execution_id IS NOT NULL THEN 'handed to ' || lease_execution_id || "
+    "CASE WHEN note LIKE 'taken mid-run by %' THEN note "
+    "WHEN lease_execution_id IS NOT NULL THEN 'handed to ' || lease_execution_id || "
     "' by its hook, never acknowledged; delivered by this round' "
     "WHEN route = 'inject' THEN 'offered to the running root, which ended before its hook "
     "took it; delivered by this round' END"
@@ -89,16 +96,30 @@ async def queued_count(tx: Tx, thread_id: str) -> int:
     return int(row[0]) if row is not None else 0
 
 
-async def unsettled_runtime(tx: Tx, thread_id: str, target: str | None) -> str | None:
-    """The runtime of execution `target` if it has not settled, or (`target` None) of the
-    thread's unsettled root; None when there is no such run."""
+class LiveRun(NamedTuple):
+    """A run a delivery may reach mid-work, as the path rules need it."""
+
+    runtime: str
+    #: it said not to be interrupted (`delivery/hold`)
+    held: bool
+    #: it has asked `delivery/pending` itself (its hook, or a program that asks)
+    asked: bool
+
+
+async def unsettled_run(tx: Tx, thread_id: str, target: str | None) -> LiveRun | None:
+    """Execution `target` if it has not settled, or (`target` None) the thread's unsettled
+    root; None when there is no such run."""
     async with tx.execute(
-        "SELECT runtime FROM executions WHERE status != 'settled' AND "
-        + ("id = ?" if target else "thread_id = ? AND is_root = 1"),
+        "SELECT e.runtime, r.held_at IS NOT NULL AS held, r.asked_at IS NOT NULL AS asked "
+        "FROM executions e LEFT JOIN delivery_runs r ON r.execution_id = e.id "
+        "WHERE e.status != 'settled' AND "
+        + ("e.id = ?" if target else "e.thread_id = ? AND e.is_root = 1"),
         (target or thread_id,),
     ) as cur:
         running = await cur.fetchone()
-    return str(running["runtime"]) if running is not None else None
+    if running is None:
+        return None
+    return LiveRun(str(running["runtime"]), bool(running["held"]), bool(running["asked"]))
 
 
 async def insert_delivery(
@@ -330,6 +351,54 @@ async def mark_injected(tx: Tx, ids: list[int], execution_id: str, at: str) -> l
         (execution_id, at, *ids, execution_id),
     ) as cur:
         return sorted(int(row["id"]) for row in await cur.fetchall())
+
+
+# how a run takes deliveries: its hold, its hook's last call
+
+
+async def set_hold(tx: Tx, execution_id: str, at: str | None) -> None:
+    """The run says don't interrupt (`at`: since when) or takes deliveries again (None)."""
+    await tx.execute(
+        "INSERT INTO delivery_runs (execution_id, held_at) VALUES (?, ?) "
+        "ON CONFLICT (execution_id) DO UPDATE SET held_at = excluded.held_at",
+        (execution_id, at),
+    )
+
+
+async def run_held(tx: Tx, execution_id: str) -> bool:
+    async with tx.execute(
+        "SELECT 1 FROM delivery_runs WHERE execution_id = ? AND held_at IS NOT NULL",
+        (execution_id,),
+    ) as cur:
+        return await cur.fetchone() is not None
+
+
+async def note_asked(tx: Tx, execution_id: str, at: str) -> None:
+    """The run asked `delivery/pending` at `at` (its model worked since its last ack)."""
+    await tx.execute(
+        "INSERT INTO delivery_runs (execution_id, asked_at) VALUES (?, ?) "
+        "ON CONFLICT (execution_id) DO UPDATE SET asked_at = excluded.asked_at",
+        (execution_id, at),
+    )
+
+
+async def requeue_unconfirmed(tx: Tx, execution_id: str) -> int:
+    """Deliveries recorded injected into settled execution `execution_id` that its model
+    provably never worked on — the run did not complete, and its hook was not called again
+    after the acknowledgement (a Claude run that failed at login after its prompt hook) —
+    back to the queue, with a note; how many. The next round carries them."""
+    cur = await tx.execute(
+        "UPDATE deliveries SET status = 'queued', execution_id = NULL, delivered_at = NULL, "
+        "how = NULL, note = 'taken mid-run by ' || execution_id || ', which ended (' || "
+        "(SELECT outcome FROM executions WHERE id = ?1) || ') before its model worked on "
+        "it; delivered by this round' "
+        "WHERE execution_id = ?1 AND status = 'injected' AND EXISTS (SELECT 1 FROM executions "
+        "WHERE id = ?1 AND status = 'settled' AND coalesce(outcome, '') != 'completed') "
+        "AND delivered_at > coalesce((SELECT asked_at FROM delivery_runs "
+        "WHERE execution_id = ?1), '')",
+        (execution_id,),
+    )
+    return cur.rowcount
 
 
 # what a background root reads of its thread (wake)

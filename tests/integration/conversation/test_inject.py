@@ -26,8 +26,9 @@ from alpd.testing.daemon import DaemonProcess, running_daemon
 #: What the stand-in does is named in its prompt: `HOOK n` runs the installed PostToolUse hook
 #: n times at once, `LEASE` takes a hand-out and dies before acknowledging it (a hook killed
 #: mid-way), `TWICE` asks `delivery/pending` twice in a row without acknowledging (two hooks
-#: of one run within a lease), `NOTHING` never asks; each waits for the file `go` first. Any
-#: other prompt (a round) is only recorded.
+#: of one run within a lease), `QUIET` says `alp hold` first and runs the hook once, `FAIL`
+#: runs the prompt hook once and exits 1 (a failed login), `NOTHING` never asks; each waits
+#: for the file `go` first. Any other prompt (a round) is only recorded.
 FAKE_CLAUDE = """#!{python}
 import json, os, subprocess, sys, time
 from pathlib import Path
@@ -39,8 +40,11 @@ run_dir = Path(os.environ["ALP_SESSION_CONTEXT"]).parent
 (run_dir / "prompt.txt").write_text(prompt)
 (run_dir / "settings.json").write_text(json.dumps(settings))
 word, _, count = prompt.partition(" ")
-if word not in ("HOOK", "LEASE", "TWICE", "NOTHING"):
+if word not in ("HOOK", "LEASE", "TWICE", "NOTHING", "QUIET", "FAIL"):
     sys.exit(0)
+if word == "QUIET":
+    held = subprocess.run(["alp", "hold"], capture_output=True, text=True)
+    (run_dir / "hold.txt").write_text(held.stdout + held.stderr + f"exit {{held.returncode}}")
 while not Path("go").exists():
     time.sleep(0.02)
 if word == "HOOK":
@@ -59,6 +63,18 @@ elif word == "LEASE":
     with Client.connect(os.environ["ALP_SOCKET"]) as client:
         taken = client.call("delivery/pending", {{}})
     (run_dir / "leased.json").write_text(json.dumps(taken))
+elif word == "FAIL":
+    # Claude Code at a failed login: the prompt hook ran, then no model request was made
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    event = json.dumps({{"hook_event_name": "UserPromptSubmit", "prompt": prompt}})
+    out = subprocess.run(command, shell=True, input=event, capture_output=True, text=True)
+    (run_dir / "hook-outputs.json").write_text(json.dumps([out.stdout]))
+    sys.exit(1)
+elif word == "QUIET":
+    command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    event = json.dumps({{"hook_event_name": "PostToolUse", "tool_name": "Bash"}})
+    out = subprocess.run(command, shell=True, input=event, capture_output=True, text=True)
+    (run_dir / "hook-outputs.json").write_text(json.dumps([out.stdout]))
 elif word == "TWICE":
     sys.path.insert(0, {src!r})
     from alpctl.client import Client
@@ -367,3 +383,49 @@ def test_a_second_hand_out_within_the_lease_gets_nothing_the_first_took(
     assert second == {"deliveries": []}
     (row,) = deliveries(d, thread_id)
     assert row["lease_execution_id"] == root
+
+
+def test_a_run_that_says_hold_is_not_interrupted_and_gets_its_deliveries_next_round(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread_id, root = start_root(d, work, "QUIET")
+    wait_for(lambda: run_file(d, root, "hold.txt").exists(), what="the run to say hold")
+    said = run_file(d, root, "hold.txt").read_text()
+    assert said.startswith(f"holding: {root} is not interrupted") and said.endswith("exit 0")
+    assert push(d, thread_id, "the deploy is done")["status"] == "queued"
+    (work / "go").touch()
+    wait_for(lambda: len(roots(d, thread_id)) == 2, what="the round after the run")
+    wait_for(lambda: all_settled(d, thread_id), what="the round to settle")
+
+    assert json.loads(run_file(d, root, "hook-outputs.json").read_text()) == [""]
+    round_ = roots(d, thread_id)[1]["id"]
+    assert run_file(d, round_, "prompt.txt").read_text().endswith("\n> the deploy is done")
+    (row,) = deliveries(d, thread_id)
+    assert (row["route"], row["how"], row["execution_id"]) == ("queue", "queue", round_)
+    assert row["lease_execution_id"] is None
+
+
+def test_outside_a_run_hold_is_refused(d: DaemonProcess) -> None:
+    refused = d.cli("hold")
+    assert refused.returncode != 0 and "PIN_OUTSIDE_EXECUTION" in refused.stderr
+
+
+def test_a_delivery_taken_by_a_run_that_then_failed_before_its_model_goes_to_the_next_round(
+    d: DaemonProcess, work: Path
+) -> None:
+    """A Claude run whose prompt hook took a delivery, then failed at login: its model never
+    had it, so it is not left recorded "taken mid-run" — the next round delivers it."""
+    thread_id, root = start_root(d, work, "FAIL")
+    assert push(d, thread_id, "rotate the keys")["status"] == "injecting"
+    (work / "go").touch()
+    wait_for(lambda: len(roots(d, thread_id)) == 2, what="the round after the failed run")
+    wait_for(lambda: all_settled(d, thread_id), what="the round to settle")
+
+    (output,) = json.loads(run_file(d, root, "hook-outputs.json").read_text())
+    assert "rotate the keys" in json.loads(output)["hookSpecificOutput"]["additionalContext"]
+    first, round_ = roots(d, thread_id)
+    assert first["outcome"] == "failed"
+    assert run_file(d, round_["id"], "prompt.txt").read_text().endswith("\n> rotate the keys")
+    (row,) = deliveries(d, thread_id)
+    assert (row["status"], row["how"], row["execution_id"]) == ("delivered", "queue", round_["id"])
+    assert row["note"].startswith(f"taken mid-run by {root}, which ended (failed)"), row["note"]

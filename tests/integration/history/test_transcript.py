@@ -99,9 +99,7 @@ def test_a_bad_cursor_and_a_bad_limit_are_invalid_arguments(d: DaemonProcess, wo
     assert caught.value.name == "THREAD_NOT_FOUND"
 
 
-def test_alp_thread_log_prints_the_conversation_without_json(
-    d: DaemonProcess, work: Path
-) -> None:
+def test_alp_thread_log_prints_the_conversation_without_json(d: DaemonProcess, work: Path) -> None:
     tid = d.call("thread/create", {"title": "log", "cwd": str(work)})["id"]
     d.call("thread/push", {"threadId": tid, "text": "rotate the logs", "source": "cron",
                            "agent": "echo"})  # fmt: skip

@@ -106,12 +106,13 @@ def test_the_wake_section_says_who_started_the_run_and_that_it_is_not_the_user()
     assert f"- {items[0].envelope}" in section
 
 
-@given(st.booleans(), st.booleans())
-def test_an_idle_thread_is_woken_and_only_a_runtime_that_takes_text_mid_work_is_injected(
-    busy: bool, takes_injection: bool
+@given(st.booleans(), st.booleans(), st.booleans())
+def test_an_idle_thread_is_woken_and_only_a_run_that_takes_text_and_is_not_held_is_injected(
+    busy: bool, takes_injection: bool, held: bool
 ) -> None:
-    route = choose_route(busy=busy, takes_injection=takes_injection)
-    assert route == ("wake" if not busy else "inject" if takes_injection else "queue")
+    route = choose_route(busy=busy, takes_injection=takes_injection, held=held)
+    injected = takes_injection and not held
+    assert route == ("wake" if not busy else "inject" if injected else "queue")
 
 
 MOMENTS = st.datetimes(
