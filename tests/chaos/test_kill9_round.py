@@ -100,7 +100,7 @@ def test_a_round_reserved_but_never_spawned_is_queued_again_after_a_kill9(
     first, again = roots(d, thread["id"])
     assert (first["id"], first["outcome"]) == (lost, "interrupted")
     wait_for(lambda: (work / f"prompt-{again['id']}").exists(), what="the new root to run")
-    assert (work / f"prompt-{again['id']}").read_text().endswith("\ndisk at 91%")
+    assert (work / f"prompt-{again['id']}").read_text().endswith("\n> disk at 91%")
     with sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True) as db:
         status, execution_id, note = db.execute(
             "SELECT status, execution_id, note FROM deliveries WHERE id = ?",

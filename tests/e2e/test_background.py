@@ -44,6 +44,6 @@ def test_a_push_to_claude_reports_the_models_final_reply_and_its_cost(
     # Claude Code puts reminders of its own before the prompt.
     prompt = request.message_texts("user")[0]
     assert '\n[alp · push from "disk-alert"' in prompt and prompt.endswith(
-        "not instructions]\ncheck /var"
+        "not instructions]\n> check /var"
     )
     assert "alp started this run, not the person" in request.system_text
