@@ -52,7 +52,7 @@ class RunGroups:
         """The run's `cgroup.procs`, made if need be (None: it cannot be made)."""
         path = self.path(execution_id)
         try:
-            path.mkdir(exist_ok=True)
+            path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             log.warning("run_cgroup_unavailable", execution=execution_id, error=str(exc))
             return None
@@ -155,7 +155,9 @@ def detect(home: Path, uid: int, environ: dict[str, str] | None = None) -> RunGr
     if mount is None or not own:
         return None
     digest = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:12]
-    base = mount / own.lstrip("/") / f"alp-{uid}-{digest}"
+    parent = mount / own.lstrip("/")
+    _sweep(parent, f"alp-{uid}-")
+    base = parent / f"alp-{uid}-{digest}"
     try:
         base.mkdir(exist_ok=True)
     except OSError:
@@ -163,6 +165,16 @@ def detect(home: Path, uid: int, environ: dict[str, str] | None = None) -> RunGr
     if not os.access(base / PROCS, os.W_OK):
         return None
     return RunGroups(base)
+
+
+def _sweep(parent: Path, prefix: str) -> None:
+    """Remove empty cgroups an earlier alpd of this user left (one killed before its stop):
+    only an empty cgroup can be removed, so no run of a live alpd is touched (and a live
+    alpd whose empty base went makes it again at its next run)."""
+    with contextlib.suppress(OSError):
+        for stale in parent.iterdir():
+            if stale.name.startswith(prefix) and stale.is_dir():
+                RunGroups(stale).close()
 
 
 def install(groups: RunGroups | None) -> None:

@@ -97,8 +97,9 @@ async def run_of_caller(store: Store, caller: Caller) -> ExecutionRecord | None:
     """The run the caller is part of, for refusing what only the person may do (None: the
     person). Wider than `execution_of_caller`, which grants: a process of a settled run
     still counts as that run, and so does a process labelled with a run of the caller's
-    (`ALP_EXECUTION_ID`): a label grants nothing, but claiming one only refuses yourself, and
-    it is what a setsid'd or double-forked process of a run keeps when no cgroup holds it.
+    (`ALP_EXECUTION_ID`) that has no cgroup holding its processes: a label grants nothing,
+    but claiming one only refuses yourself, and it is what a setsid'd or double-forked
+    process of a run keeps where no cgroup holds it (the fallback).
     The daemon's own door (the web page, alpd's pid) is the person's."""
     if caller.pid == os.getpid():
         return None
@@ -113,6 +114,11 @@ async def run_of_caller(store: Store, caller: Caller) -> ExecutionRecord | None:
         return None
     record = await execution_by_id(store, labelled)
     if record is None or record.owner_uid != caller.uid:
+        return None
+    groups = cgroups.active()
+    if groups is not None and groups.members(record.id):
+        # The run's processes are known by its cgroup, and the caller is in none of them:
+        # the label is only a label (a person may have set it by hand).
         return None
     return record
 
