@@ -73,7 +73,8 @@ def _busy(h: dict[str, Any]) -> str:
 
 def inbox(result: dict[str, Any]) -> str:
     items = result["items"]
-    if not items:
+    proposed = result.get("proposals") or []
+    if not items and not proposed:
         return "your inbox is empty"
     lines = []
     for h in items:
@@ -82,13 +83,20 @@ def inbox(result: dict[str, Any]) -> str:
         )
         lines += [f"    {line}" for line in h["summary"].splitlines()]
         lines += [f"    artifact {a['path']} ({a['size']} bytes)" for a in h.get("artifacts", [])]
+    if proposed:
+        from alpctl.memory_render import proposals
+
+        lines += proposals(proposed)
     lines.append(
-        "`alp inbox confirm ID` delivers one as your own words; `alp inbox dismiss ID` drops it"
+        "`alp inbox confirm ID` delivers a handoff as your own words, or makes a proposal a "
+        "memory; `alp inbox dismiss ID` drops it"
     )
     return "\n".join(lines)
 
 
 def confirmed(result: dict[str, Any]) -> str:
+    if result.get("memory"):
+        return f"{result['proposal']['id']}: confirmed; memory {result['memory']['id']} written"
     h = result["item"]
     if result.get("execution"):
         return f"{h['id']}: confirmed; woke {_title(h, 'target')} ({result['execution']['id']})"

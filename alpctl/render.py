@@ -231,6 +231,7 @@ def context(result: dict[str, Any]) -> str:
     lines = [f"context rev {result['revision']}  {result['digest'][:19]}…"]
     if snapshot.get("degraded"):
         lines.append("  (degraded: the last root's checkpoint was missing or broken)")
+    number = 0
     for key, title in _SECTIONS:
         value = snapshot.get(key)
         items = [value] if isinstance(value, dict) else list(value or [])
@@ -238,9 +239,11 @@ def context(result: dict[str, Any]) -> str:
             continue
         lines.append(f"  {title}")
         for item in items:
-            # Open items show their id: `alp context pin resolve -- ID` closes one.
+            # Open items show their id: `alp context pin resolve -- ID` closes one. The
+            # number names the line for `alp memory promote THREAD N`.
+            number += 1
             line_id = f"{item['id']}  " if key == "openItems" else ""
-            lines.append(f"    - {line_id}{item['text']}   [{item['sourceExecutionId']}]")
+            lines.append(f"    {number}. {line_id}{item['text']}   [{item['sourceExecutionId']}]")
     resolved = snapshot.get("resolved") or []
     if resolved:
         lines.append("  Resolved (latest)")
@@ -372,6 +375,20 @@ def meaning_state_line(state: dict[str, Any] | None) -> str | None:
 
 
 def search(result: dict[str, Any], params: dict[str, Any] | None = None) -> str:
+    found = _search_history(result, params)
+    memories = result.get("memories") or []
+    if not memories:
+        return found
+    lines = ["memories (confirmed statements, not history)"]
+    for memory in memories:
+        scope = ", global" if memory["scope"] == "global" else ""
+        lines.append(f"  {memory['id']}  {memory['kind']}{scope}  {memory['confirmedAt'][:10]}")
+        lines.append(f"    {_one_line(memory['text'])}")
+        lines.append(f"    → alp memory show {memory['id']}")
+    return "\n".join(lines) + "\n\n" + found
+
+
+def _search_history(result: dict[str, Any], params: dict[str, Any] | None) -> str:
     hits = result["hits"]
     notice = f"({result['notice']})" if result.get("notice") else None
     if not hits:

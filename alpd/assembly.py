@@ -35,6 +35,8 @@ from alpd.services.conversation.inbox import Inbox
 from alpd.services.conversation.reports import ReportService
 from alpd.services.history.meaning import MeaningIndex
 from alpd.services.history.sync import HistoryService
+from alpd.services.memory.proposals import Proposals
+from alpd.services.memory.service import MemoryService
 from alpd.services.recap.refresh import RecapService
 from alpd.services.runs.dirs import Paths
 from alpd.services.runs.executions import Executions
@@ -101,7 +103,9 @@ class Runtime:
         #: this daemon instance, as the holder of the handoff slots it reserves
         self.instance = self.daemon.clock.new_id("alpd_")
         self.handoffs = HandoffService(self.delivery, self.instance)
-        self.inbox = Inbox(self.delivery)
+        self.memory = MemoryService(self.daemon)
+        self.proposals = Proposals(self.daemon, self.memory)
+        self.inbox = Inbox(self.delivery, self.proposals)
         self.reports = ReportService(self.history, self.delivery)
         self.executions.after_settle.append(self.reports.after_settle)
         self.recaps = RecapService(self.executions, self.history)

@@ -179,6 +179,20 @@ class NotFromARun(AlpError):
     name = "NOT_FROM_A_RUN"
 
 
+class MemoryNotFound(AlpError):
+    """No memory of the caller's has this id (another user's is not even confirmed to
+    exist)."""
+
+    name = "MEMORY_NOT_FOUND"
+
+
+class MemoryTampered(AlpError):
+    """A memory version was changed outside alp: it no longer chains (`data.memoryId`,
+    `data.version`)."""
+
+    name = "MEMORY_TAMPERED"
+
+
 class SearchIndexNotReady(AlpError):
     """`--mode meaning` while the meaning index is off or still building its first
     generation; `data.state` is the index's state."""

@@ -73,6 +73,11 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1070,
         "search by meaning was asked for, but no meaning index can answer yet",
     ),
+    "MEMORY_NOT_FOUND": (1080, "no such memory"),
+    "MEMORY_TAMPERED": (
+        1081,
+        "a stored memory version no longer matches its digest chain",
+    ),
     "THREAD_NOTHING_TO_UNDO": (
         1040,
         "no settled root since the last clear is left to undo; older revisions stay readable",

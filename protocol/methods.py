@@ -33,6 +33,7 @@ _THREAD_NAME_ERRORS = ("THREAD_NOT_FOUND", "THREAD_AMBIGUOUS")
 _WRITE = (*_THREAD, "THREAD_REVISION_CONFLICT")
 _EXECUTION = ("EXECUTION_NOT_FOUND",)
 _SCHEDULE = ("SCHEDULE_NOT_FOUND",)
+_MEMORY = ("MEMORY_NOT_FOUND", "MEMORY_TAMPERED")
 _POLICY = ("EXECUTION_POLICY_TAMPERED",)
 _LAUNCH = (
     "THREAD_BUSY",
@@ -278,13 +279,14 @@ METHODS: dict[str, MethodSpec] = {
     "inbox/list": MethodSpec(
         m.InboxListParams,
         m.InboxListResult,
-        "directive handoffs waiting for the person to confirm or dismiss them",
+        "directive handoffs and memory proposals waiting for the person to confirm or dismiss them",
         errors=_THREAD,
     ),
     "inbox/confirm": MethodSpec(
         m.InboxItemRef,
         m.InboxConfirmResult,
-        "deliver a waiting directive as the person's own words",
+        "deliver a waiting directive as the person's own words, or make a waiting memory "
+        "proposal a memory",
         errors=(
             *_THREAD,
             *_LAUNCH,
@@ -296,8 +298,8 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "inbox/dismiss": MethodSpec(
         m.InboxItemRef,
-        m.Handoff,
-        "drop a waiting directive (its record stays)",
+        m.InboxDismissResult,
+        "drop a waiting directive or memory proposal (its record stays)",
         errors=("INBOX_ITEM_NOT_FOUND", "HANDOFF_DENIED"),
     ),
     "events/subscribe": MethodSpec(
@@ -348,6 +350,53 @@ METHODS: dict[str, MethodSpec] = {
         m.ActivityResult,
         "what ran, newest first: kind, origin, outcome, report and cost",
     ),
+    "memory/add": MethodSpec(
+        m.MemoryAddParams,
+        m.Memory,
+        "the person writes a memory: one cited statement (kind, scope, optional file)",
+    ),
+    "memory/list": MethodSpec(
+        m.MemoryListParams,
+        m.MemoryListResult,
+        "memories of this workspace and the global ones (or all), newest change first",
+    ),
+    "memory/show": MethodSpec(
+        m.MemoryRef,
+        m.MemoryShowResult,
+        "a memory, its versions (chain verified) and its citation",
+        errors=_MEMORY,
+    ),
+    "memory/supersede": MethodSpec(
+        m.MemorySupersedeParams,
+        m.Memory,
+        "a new version with a new text; the old one is superseded",
+        errors=_MEMORY,
+    ),
+    "memory/retract": MethodSpec(
+        m.MemoryRef,
+        m.Memory,
+        "a retracting version: the memory never reaches a run again",
+        errors=("MEMORY_NOT_FOUND",),
+    ),
+    "memory/review": MethodSpec(
+        m.MemoryReviewParams,
+        m.MemoryReviewResult,
+        "confirm memories still true; list those not confirmed for `days` days and those "
+        "whose cited file changed",
+        errors=_MEMORY,
+    ),
+    "memory/promote": MethodSpec(
+        m.MemoryPromoteParams,
+        m.Memory,
+        "a pinned line of a thread's current context becomes a memory citing it",
+        errors=(*_THREAD, "THREAD_CONTEXT_TAMPERED"),
+    ),
+    "memory/propose": MethodSpec(
+        m.MemoryProposeParams,
+        m.MemoryProposal,
+        "from inside a run: a memory proposal into the person's inbox (never a memory)",
+        errors=("PIN_OUTSIDE_EXECUTION",),
+    ),
 }
 
 #: what a run may not aim at another thread than its own, or may not ask at all (only the
@@ -369,6 +418,11 @@ NOT_FROM_A_RUN_METHODS = (
     "inbox/confirm",
     "inbox/dismiss",
     "web/open",
+    "memory/add",
+    "memory/supersede",
+    "memory/retract",
+    "memory/review",
+    "memory/promote",
 )
 for _name in NOT_FROM_A_RUN_METHODS:
     METHODS[_name] = replace(METHODS[_name], errors=(*METHODS[_name].errors, "NOT_FROM_A_RUN"))

@@ -44,7 +44,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "push": ("push", "a message from a script or alert into a thread: wakes it, or queues"),
     "handoff": ("handoff", "a capped summary from one of your threads into another"),
-    "inbox": ("inbox", "handoffs that wait for you to confirm them: list, confirm, dismiss"),
+    "inbox": ("inbox", "handoffs and memory proposals waiting for you: list, confirm, dismiss"),
+    "memory": (
+        "memory",
+        "memory across threads: add, promote, list, show, supersede, retract, review",
+    ),
     "context": ("context", "from inside a run: pin work state the next root must know"),
     "hold": ("hold", "from inside a run: don't interrupt it with deliveries (--off: take them)"),
     "delegate": ("delegate", "from inside a run: start a delegated child run"),

@@ -10,6 +10,7 @@ from alpctl.invocation import EXIT_OK, Invocation, UsageError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
     from alpctl.command_line import Arguments
 
@@ -34,6 +35,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _dismissed(result: dict[str, Any]) -> str:
+    if result.get("proposal"):
+        return f"dismissed memory proposal {result['proposal']['id']}"
+    return f"dismissed:\n{handoff_line(result['item'], 'in')}"
+
+
 def run(args: Arguments, inv: Invocation) -> int:
     if args.action == "list":
         if args.id:
@@ -47,5 +54,5 @@ def run(args: Arguments, inv: Invocation) -> int:
         inv.out.emit(inv.client.call("inbox/confirm", {"id": args.id}), confirmed)
     else:
         dropped = inv.client.call("inbox/dismiss", {"id": args.id})
-        inv.out.emit(dropped, lambda h: f"dismissed:\n{handoff_line(h, 'in')}")
+        inv.out.emit(dropped, _dismissed)
     return EXIT_OK

@@ -160,9 +160,9 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await rt.inbox.list(session.caller, params)
 
     async def inbox_confirm(session: Session, params: m.InboxItemRef) -> m.InboxConfirmResult:
-        return await rt.inbox.confirm(session.caller, params)
+        return await rt.inbox.confirm(session.caller, params, session.door)
 
-    async def inbox_dismiss(session: Session, params: m.InboxItemRef) -> m.Handoff:
+    async def inbox_dismiss(session: Session, params: m.InboxItemRef) -> m.InboxDismissResult:
         return await rt.inbox.dismiss(session.caller, params)
 
     async def ack(session: Session, params: m.AckParams) -> m.AckResult:
@@ -227,7 +227,37 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await importer.import_sessions(rt.history, session.caller, params)
 
     async def search_(session: Session, params: m.HistorySearchParams) -> m.HistorySearchResult:
-        return await search.search(rt.daemon.store, rt.meaning, session.caller, params)
+        result = await search.search(rt.daemon.store, rt.meaning, session.caller, params)
+        if params.thread_id is not None or params.role is not None:
+            return result
+        found = await rt.memory.search(session.caller, params.query, None)
+        return msgspec.structs.replace(result, memories=found)
+
+    mem = rt.memory
+
+    async def memory_add(session: Session, params: m.MemoryAddParams) -> m.Memory:
+        return await mem.add(session.caller, params, session.door)
+
+    async def memory_list(session: Session, params: m.MemoryListParams) -> m.MemoryListResult:
+        return await mem.list_memories(session.caller, params)
+
+    async def memory_show(session: Session, params: m.MemoryRef) -> m.MemoryShowResult:
+        return await mem.show(session.caller, params)
+
+    async def memory_supersede(session: Session, params: m.MemorySupersedeParams) -> m.Memory:
+        return await mem.supersede(session.caller, params, session.door)
+
+    async def memory_retract(session: Session, params: m.MemoryRef) -> m.Memory:
+        return await mem.retract(session.caller, params, session.door)
+
+    async def memory_review(session: Session, params: m.MemoryReviewParams) -> m.MemoryReviewResult:
+        return await mem.review(session.caller, params, session.door)
+
+    async def memory_promote(session: Session, params: m.MemoryPromoteParams) -> m.Memory:
+        return await mem.promote(session.caller, params, session.door)
+
+    async def memory_propose(session: Session, params: m.MemoryProposeParams) -> m.MemoryProposal:
+        return await rt.proposals.propose(session.caller, params)
 
     schedules = rt.schedules
 
@@ -276,6 +306,14 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return rt.web().open()
 
     table: dict[str, Any] = {
+        "memory/add": memory_add,
+        "memory/list": memory_list,
+        "memory/show": memory_show,
+        "memory/supersede": memory_supersede,
+        "memory/retract": memory_retract,
+        "memory/review": memory_review,
+        "memory/promote": memory_promote,
+        "memory/propose": memory_propose,
         "web/open": web_open,
         "schedule/create": schedule_create,
         "schedule/list": schedule_list,

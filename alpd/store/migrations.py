@@ -661,6 +661,99 @@ V20_DELIVERY_RUNS: Final = (
     """,
 )
 
+# Memory across threads (alpd/domain/memory, docs/memory.md). `memory_versions` is the
+# record: immutable rows (triggers refuse UPDATE and DELETE), each version's digest chained to
+# the one before. `memories` is one row per memory pointing at its newest version, what
+# listing and selection read (a projection of the record, rewritten by each new version; text
+# is read from the version row, which the chain verifies); `memory_fts` indexes the text of
+# active memories (rowid = memories.seq). `memory_proposals` holds what runs proposed until
+# the person confirms or dismisses it (the inbox's second kind of item); `root_memories`, what
+# each new root was given (immutable).
+V21_MEMORY: Final = (
+    """
+    CREATE TABLE memory_versions (
+        memory_id       TEXT NOT NULL,
+        version         INTEGER NOT NULL CHECK (version >= 1),
+        owner_uid       INTEGER NOT NULL,
+        kind            TEXT NOT NULL,
+        scope           TEXT NOT NULL CHECK (scope IN ('workspace', 'global')),
+        workspace       TEXT,
+        text            TEXT NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('active', 'retracted')),
+        provenance      TEXT NOT NULL,
+        confirmed_at    TEXT NOT NULL,
+        at              TEXT NOT NULL,
+        change          TEXT NOT NULL,
+        previous_digest TEXT,
+        digest          TEXT NOT NULL,
+        PRIMARY KEY (memory_id, version)
+    ) STRICT, WITHOUT ROWID
+    """,
+    """
+    CREATE TRIGGER memory_versions_no_update BEFORE UPDATE ON memory_versions
+    BEGIN SELECT RAISE(ABORT, 'memory versions are immutable: write a new version'); END
+    """,
+    """
+    CREATE TRIGGER memory_versions_no_delete BEFORE DELETE ON memory_versions
+    BEGIN SELECT RAISE(ABORT, 'memory versions are immutable: retract instead'); END
+    """,
+    """
+    CREATE TABLE memories (
+        seq          INTEGER PRIMARY KEY,
+        id           TEXT NOT NULL UNIQUE,
+        owner_uid    INTEGER NOT NULL,
+        scope        TEXT NOT NULL,
+        workspace    TEXT,
+        kind         TEXT NOT NULL,
+        status       TEXT NOT NULL,
+        version      INTEGER NOT NULL,
+        digest       TEXT NOT NULL,
+        confirmed_at TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        thread_id    TEXT,
+        file_path    TEXT,
+        file_sha256  TEXT
+    ) STRICT
+    """,
+    "CREATE INDEX memories_in_scope ON memories (owner_uid, status, workspace, confirmed_at)",
+    "CREATE VIRTUAL TABLE memory_fts USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2')",
+    """
+    CREATE TABLE memory_proposals (
+        id           TEXT PRIMARY KEY,
+        owner_uid    INTEGER NOT NULL,
+        thread_id    TEXT NOT NULL REFERENCES threads (id),
+        execution_id TEXT NOT NULL REFERENCES executions (id),
+        workspace    TEXT NOT NULL,
+        scope        TEXT NOT NULL,
+        kind         TEXT NOT NULL,
+        text         TEXT NOT NULL,
+        file_path    TEXT,
+        status       TEXT NOT NULL CHECK (status IN ('inbox', 'confirmed', 'dismissed')),
+        proposed_at  TEXT NOT NULL,
+        decided_at   TEXT,
+        memory_id    TEXT
+    ) STRICT
+    """,
+    "CREATE INDEX memory_proposals_waiting ON memory_proposals (owner_uid, status, proposed_at)",
+    """
+    CREATE TABLE root_memories (
+        execution_id TEXT PRIMARY KEY REFERENCES executions (id),
+        versions     TEXT NOT NULL,
+        digest       TEXT NOT NULL,
+        bytes        INTEGER NOT NULL
+    ) STRICT, WITHOUT ROWID
+    """,
+    """
+    CREATE TRIGGER root_memories_no_update BEFORE UPDATE ON root_memories
+    BEGIN SELECT RAISE(ABORT, 'what a root was given is immutable'); END
+    """,
+    """
+    CREATE TRIGGER root_memories_no_delete BEFORE DELETE ON root_memories
+    BEGIN SELECT RAISE(ABORT, 'what a root was given is immutable'); END
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -682,6 +775,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V18_APPLICATION_ID,
     V19_MEANING_INDEX,
     V20_DELIVERY_RUNS,
+    V21_MEMORY,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

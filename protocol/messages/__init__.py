@@ -8,8 +8,8 @@ Everyone reads them from here (`from protocol import messages as m`); they are w
 domain, one module each: `base` (`Wire`, shared value types, the bounds of params),
 `daemon`, `threads` (and `events/subscribe`), `executions` (and reports), `history`,
 `handoffs` (and the inbox), `thread_show` (and clear, undo, recap), `delivery`,
-`schedules`, `ps` (and `activity/list`), `transcript` (and `thread/adopt`). Each
-module's `__all__` is what it adds here.
+`schedules`, `ps` (and `activity/list`), `transcript` (and `thread/adopt`), `memory` (and
+its inbox items). Each module's `__all__` is what it adds here.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from protocol.messages.handoffs import *  # noqa: F403
 from protocol.messages.handoffs import HandoffDelivered, InboxChanged
 from protocol.messages.history import *  # noqa: F403
 from protocol.messages.history import HistoryProgress
+from protocol.messages.memory import *  # noqa: F403
 from protocol.messages.ps import *  # noqa: F403
 from protocol.messages.schedules import *  # noqa: F403
 from protocol.messages.schedules import ScheduleChanged

@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.messages.base import HANDOFF_SUMMARY_MAX_BYTES, AbsolutePath, Wire, byte_capped
 from protocol.messages.executions import Execution
+from protocol.messages.memory import Memory, MemoryProposal
 
 HandoffStatus = Literal["sending", "sent", "inbox", "confirmed", "dismissed", "failed"]
 #: how a handoff reached its thread: a root woken for it, a round after the running root, or
@@ -100,6 +101,8 @@ class InboxListParams(Wire):
 
 class InboxListResult(Wire):
     items: list[Handoff]
+    #: the inbox's second kind of item: memories runs proposed (`remember`), oldest first
+    proposals: list[MemoryProposal] = msgspec.field(default_factory=list)
 
 
 class InboxItemRef(Wire):
@@ -107,15 +110,28 @@ class InboxItemRef(Wire):
 
 
 class InboxConfirmResult(Wire):
-    item: Handoff
+    #: the confirmed handoff (absent when the item was a memory proposal)
+    item: Handoff | None = None
     execution: Execution | None = None
+    #: the confirmed proposal and the memory it became
+    proposal: MemoryProposal | None = None
+    memory: Memory | None = None
+
+
+class InboxDismissResult(Wire):
+    """The dismissed item: a handoff (`item`) or a memory proposal (`proposal`)."""
+
+    item: Handoff | None = None
+    proposal: MemoryProposal | None = None
 
 
 class InboxChanged(Wire):
     """`inbox/changed`: an item arrived, or the person confirmed or dismissed one."""
 
-    item: Handoff
     change: Literal["added", "confirmed", "dismissed"]
+    #: the handoff (absent when the item is a memory proposal)
+    item: Handoff | None = None
+    proposal: MemoryProposal | None = None
 
 
 __all__ = [
@@ -129,6 +145,7 @@ __all__ = [
     "HandoffStatus",
     "InboxChanged",
     "InboxConfirmResult",
+    "InboxDismissResult",
     "InboxItemRef",
     "InboxListParams",
     "InboxListResult",

@@ -15,6 +15,7 @@ from protocol.messages.base import (
     Wire,
     documented,
 )
+from protocol.messages.memory import Memory
 
 
 class RootHistory(Wire):
@@ -185,6 +186,9 @@ class HistorySearchResult(Wire):
     meaning: MeaningIndexState | None = None
     #: set when the mode asked for is not the mode that answered, and why
     notice: str | None = None
+    #: active memories holding every word of the query (a section of their own, beside the
+    #: history's hits; at most 5)
+    memories: list[Memory] = msgspec.field(default_factory=list)
 
 
 __all__ = [

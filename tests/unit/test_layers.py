@@ -102,11 +102,12 @@ def test_arrows_point_one_way(package: str) -> None:
 #: capability → the other capabilities its services may use (each package's __init__ says so)
 CAPABILITY_USES = {
     "threads": {"runs", "history"},
-    "runs": {"threads", "recap", "history"},
+    "runs": {"threads", "recap", "history", "memory"},
     "history": {"runs"},
-    "conversation": {"threads", "runs", "history", "schedules"},
+    "conversation": {"threads", "runs", "history", "schedules", "memory"},
     "schedules": {"threads", "runs", "conversation"},
     "recap": {"threads", "runs", "history", "conversation"},
+    "memory": {"threads", "runs"},
 }
 
 

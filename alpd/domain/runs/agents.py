@@ -18,6 +18,7 @@ Config format (keys are camelCase, like the wire)::
     instructions = "Review, do not edit."
     model = "sonnet"
     recap = false                      # its runs open without the thread's recap (default true)
+    memory = false                     # its runs open without memory (default true)
 
     [agents.watch]
     runtime = "command"
@@ -37,6 +38,9 @@ Config format (keys are camelCase, like the wire)::
 
     [recap]                            # the thread recap's summariser (alpd.domain.recap.config)
     summariser = "runtime"
+
+    [memory]                           # memory across threads (alpd.domain.memory.settings)
+    max_bytes = 2048                   # the section a new root gets; 0: none
 
 Prices are USD per million tokens. A bad file raises `ConfigError(path, line, message)`:
 syntax errors take the line tomllib reports, semantic ones (unknown key, wrong type, unknown
@@ -66,6 +70,7 @@ from alpd.domain.config_fields import (
 )
 from alpd.domain.conversation.guards import LIMIT_KEYS, GuardLimits
 from alpd.domain.history.search_settings import SearchSettings, parse_search_settings
+from alpd.domain.memory.settings import MemorySettings, parse_memory_settings
 from alpd.domain.recap.config import RecapSettings, parse_recap_settings
 from alpd.domain.web_settings import WebSettings, parse_web_settings
 from alpd.errors import AgentNotFound
@@ -84,6 +89,7 @@ _AGENT_KEYS: Final = (
     "model",
     "args",
     "recap",
+    "memory",
 )
 _RUNTIME_KEYS: Final = ("command", "env", "prices")
 _PRICE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
@@ -105,6 +111,8 @@ class AgentDefinition(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     args: tuple[str, ...] = ()
     #: whether its runs open with the thread's recap (derived, never authority)
     recap: bool = True
+    #: whether its runs open with memory across threads (work state, never authority)
+    memory: bool = True
 
 
 class ModelPrice(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -140,6 +148,8 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
     web: WebSettings = WebSettings()
     #: the `[search]` table: the meaning index's embedder (alpd.domain.history.search_settings)
     search: SearchSettings = SearchSettings()
+    #: the `[memory]` table (alpd.domain.memory.settings)
+    memory: MemorySettings = MemorySettings()
 
     def agent(self, name: str) -> AgentDefinition:
         """The agent called `name`, or AGENT_NOT_FOUND naming the agent, the known ones and
@@ -194,12 +204,12 @@ def parse_agents_config(
         raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
     fail = Failer(source, toml_text)
     for key in data:
-        known = ("agents", "runtimes", "handoff", "web", "recap", "search")
+        known = ("agents", "runtimes", "handoff", "web", "recap", "search", "memory")
         if key not in known and key not in other_sections:
             fail(
                 (key,),
                 f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web', "
-                "'recap' or 'search')",
+                "'recap', 'search' or 'memory')",
             )
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
@@ -215,8 +225,15 @@ def parse_agents_config(
     web = parse_web_settings(fail, data.get("web"))
     recap = parse_recap_settings(data.get("recap", {}), fail)
     search = parse_search_settings(fail, data.get("search"))
+    memory = parse_memory_settings(fail, data.get("memory"))
     return AgentsConfig(
-        agents=agents, runtimes=runtimes, handoff=handoff, web=web, recap=recap, search=search
+        agents=agents,
+        runtimes=runtimes,
+        handoff=handoff,
+        web=web,
+        recap=recap,
+        search=search,
+        memory=memory,
     )
 
 
@@ -267,6 +284,7 @@ def _parse_agents(
             model=opt_str(fail, path, fields, "model"),
             args=str_list(fail, path, fields, "args"),
             recap=bool_field(fail, path, fields, "recap", default=True),
+            memory=bool_field(fail, path, fields, "memory", default=True),
         )
     return agents
 

@@ -129,6 +129,11 @@ def _outcome_items(outcomes: Iterable[OutcomeLine]) -> list[str]:
     return items
 
 
+def inert_item(text: str, attribution: str) -> str:
+    """One list item of any section: `text` rendered inert, then its attribution."""
+    return _item(text, attribution)
+
+
 def _item(text: str, attribution: str) -> str:
     # splitlines, not split("\n"): \v, \x1c, \u2028 … end lines too for some readers.
     body = text.splitlines() or [""]

@@ -2,5 +2,6 @@
 handoffs, reports, ps and activity.
 
 May import alpd.domain, alpd.store, services.context, services.threads, services.runs,
-services.history (a run's reply) and services.schedules (ps lists them); never a door.
+services.history (a run's reply), services.schedules (ps lists them) and services.memory
+(the inbox holds memory proposals); never a door.
 """

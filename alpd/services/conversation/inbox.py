@@ -1,4 +1,5 @@
-"""The inbox: directive handoffs wait here for the person, never for an agent.
+"""The inbox: directive handoffs wait here for the person, never for an agent; so do the
+memories runs propose (its second kind of item, `alpd.services.memory.proposals`).
 
 A handoff marked `directive` asks its target to act. Another thread's agent must not be able
 to order this one around, so such a handoff is not delivered: `hold` puts it in the target's
@@ -16,6 +17,9 @@ An item that is not the caller's, or no longer waits, is `INBOX_ITEM_NOT_FOUND`:
 user's inbox is not even confirmed to exist. Confirming and dismissing are the person's:
 asked from inside a run (its cgroup, process ancestry or label: `run_of_caller`) they are
 `NOT_FROM_A_RUN`, or an agent could wave through what another thread asked of it.
+
+A memory proposal (id `prop_…`) is listed in `proposals`, confirmed into a memory or dismissed
+by the same calls, under the same rule.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from alpd.errors import InboxItemNotFound
 from alpd.services.context import Caller, Daemon
 from alpd.services.conversation.delivery import DeliveryService, Submission
 from alpd.services.conversation.handoff_rows import handoff_by_id, publish_inbox
+from alpd.services.memory.proposals import Proposals, is_proposal
 from alpd.services.runs.callers import refuse_runs
 from alpd.services.threads.refs import resolve_thread
 from alpd.store.conversation import handoffs as store
@@ -55,8 +60,9 @@ async def hold(daemon: Daemon, handoff_id: str) -> None:
 
 
 class Inbox:
-    def __init__(self, delivery: DeliveryService) -> None:
+    def __init__(self, delivery: DeliveryService, proposals: Proposals) -> None:
         self.delivery = delivery
+        self.proposals = proposals
         self.d = delivery.d
 
     async def list(self, caller: Caller, params: m.InboxListParams) -> m.InboxListResult:
@@ -64,7 +70,10 @@ class Inbox:
         if params.thread is not None:
             thread = await resolve_thread(self.d.store, caller, params.thread)
             thread_id = thread.id
-        return m.InboxListResult(items=await store.inbox_items(self.d.store, caller.uid, thread_id))
+        return m.InboxListResult(
+            items=await store.inbox_items(self.d.store, caller.uid, thread_id),
+            proposals=await self.proposals.waiting(caller, thread_id),
+        )
 
     async def _waiting(self, caller: Caller, item_id: str) -> m.Handoff:
         item = await store.owned_handoff(self.d.store, item_id, caller.uid)
@@ -92,8 +101,12 @@ class Inbox:
             self.d.store, caller, f"decide inbox item {item_id} (`alp inbox` is the person's)"
         )
 
-    async def confirm(self, caller: Caller, params: m.InboxItemRef) -> m.InboxConfirmResult:
+    async def confirm(
+        self, caller: Caller, params: m.InboxItemRef, door: str = "inbox"
+    ) -> m.InboxConfirmResult:
         await self._refuse_runs(caller, params.id)
+        if is_proposal(params.id):
+            return await self.proposals.confirm(caller, params.id, door)
         item = await self._waiting(caller, params.id)
         target = await resolve_thread(self.d.store, caller, item.target_thread_id)
         source = await resolve_thread(self.d.store, caller, item.source_thread_id)
@@ -142,14 +155,16 @@ class Inbox:
         publish_inbox(self.d, confirmed, "confirmed")
         return m.InboxConfirmResult(item=confirmed, execution=submitted.execution)
 
-    async def dismiss(self, caller: Caller, params: m.InboxItemRef) -> m.Handoff:
+    async def dismiss(self, caller: Caller, params: m.InboxItemRef) -> m.InboxDismissResult:
         await self._refuse_runs(caller, params.id)
+        if is_proposal(params.id):
+            return await self.proposals.dismiss(caller, params.id)
         await self._waiting(caller, params.id)
         if not await self._decide(params.id, "dismissed"):
             await self._waiting(caller, params.id)
         dismissed = await handoff_by_id(self.d.store, params.id)
         publish_inbox(self.d, dismissed, "dismissed")
-        return dismissed
+        return m.InboxDismissResult(item=dismissed)
 
 
 __all__ = ["Inbox", "hold"]

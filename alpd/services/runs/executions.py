@@ -171,6 +171,7 @@ class Executions:
             paths=self.paths,
             store=self.d.store,
             recap=self.agents.recap,
+            memory=self.agents.memory,
             addendum=addendum,
             in_unit=in_unit,
         )

@@ -6,9 +6,10 @@ of two continues that read the same revision, the loser learns it is stale
 (THREAD_REVISION_CONFLICT), not merely that a root runs; no root may be unsettled
 (THREAD_BUSY); the whole context chain is verified from genesis (every root's binding
 against it); the new root's policy is bound to the head snapshot; its session context (the
-snapshot, then the derived sections: recap, tail, what woke it) is written into its run
-directory; the root is inserted `reserved` with its seed checkpoint, the record of what
-derived context it was given, and the caller's own writes (`in_unit`).
+snapshot, then the derived sections: recap, tail, what woke it, then the memories chosen for
+it, `alpd.services.memory.root_context`) is written into its run directory; the root is
+inserted `reserved` with its seed checkpoint, the record of what derived context and which
+memory versions it was given, and the caller's own writes (`in_unit`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import NamedTuple
 
 import msgspec
 
+from alpd.domain.memory.settings import MemorySettings
 from alpd.domain.recap.config import RecapSettings
 from alpd.domain.runs.agents import AgentDefinition, RuntimeConfig
 from alpd.domain.runs.policy import Policy, PolicyRequest, ThreadBinding, build_policy, run_args
@@ -27,6 +29,7 @@ from alpd.errors import ThreadClosed
 from alpd.files import write_private_file
 from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext, LaunchSpec, RuntimeAdapter
 from alpd.services.context import Caller
+from alpd.services.memory.root_context import memory_for_root, record_given, thread_words
 from alpd.services.recap.root_context import derived_context, record_derived
 from alpd.services.runs.dirs import Paths
 from alpd.services.runs.rows import execution_from_record, load_execution
@@ -64,6 +67,7 @@ def reserve_root(
     paths: Paths,
     store: Store,
     recap: RecapSettings,
+    memory: MemorySettings,
     addendum: str | None,
     in_unit: InUnit | None,
 ) -> Unit[Reserved]:
@@ -102,7 +106,17 @@ def reserve_root(
         context_path = exec_dir / SESSION_CONTEXT_FILE
         rendered = render_session_context(snapshot, thread_title=thread_row.title)
         derived = await derived_context(tx, store, params.thread_id, agent, recap, addendum)
-        write_private_file(context_path, rendered + derived.text)
+        given = await memory_for_root(
+            tx,
+            owner_uid=thread_row.owner_uid,
+            workspace=thread_row.workspace,
+            words=thread_words(snapshot, thread_row.title, params.prompt),
+            agent=agent,
+            settings=memory,
+            now=at,
+        )
+        section = "\n" + given.text if given.text else ""
+        write_private_file(context_path, rendered + derived.text + section)
         ctx = LaunchContext(
             execution_id=execution_id,
             thread_id=params.thread_id,
@@ -138,6 +152,7 @@ def reserve_root(
             raise
         await save_checkpoint(tx, seed_checkpoint(execution_id, snapshot), at)
         await record_derived(tx, execution_id, derived)
+        await record_given(tx, execution_id, given)
         if in_unit is not None:
             await in_unit(tx, execution_id)
         thread = msgspec.structs.replace(

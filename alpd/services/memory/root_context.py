@@ -1,0 +1,124 @@
+"""The memory section a new root is given, and the record of it.
+
+Inside the unit that reserves the root (`alpd.services.runs.reserve`): unless `[memory]
+max_bytes` is 0 or the root's agent says `memory = false`, the thread's words (title,
+objective, pins, the last outcomes' summaries and the new root's prompt: `query_terms`) pick
+bounded candidates from the store (`alpd.store.memory.candidates`), the domain ranks and caps
+them (`alpd.domain.memory.selection`), and each chosen memory's chain is verified. A memory
+whose chain no longer verifies is left out (and logged as `memory_tampered`): one rewritten
+row must not stop every thread of the workspace from starting, and what it says can no
+longer be trusted; `alp memory show` names it MEMORY_TAMPERED. The root records which
+versions it was given and a digest of them (`root_memories`, immutable), even when none were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import structlog
+
+from alpd.domain.canonical import digest_of
+from alpd.domain.memory.record import verify_chain
+from alpd.domain.memory.selection import Candidate, query_terms, select_memories
+from alpd.domain.memory.settings import MemorySettings
+from alpd.domain.runs.agents import AgentDefinition
+from alpd.domain.threads.context import Snapshot
+from alpd.errors import MemoryTampered
+from alpd.store import memory as memories
+from alpd.store.db import Tx
+
+log = structlog.get_logger("alpd.memory")
+
+#: outcomes whose summaries count as the thread's recent activity
+RECENT_OUTCOMES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class GivenMemory:
+    """The section (empty: none) and the versions it holds, (id, version, digest)."""
+
+    text: str
+    versions: tuple[tuple[str, int, str], ...]
+    enabled: bool
+
+
+def thread_words(snapshot: Snapshot, title: str | None, prompt: str | None) -> tuple[str, ...]:
+    """What the thread is about, as query words: objective, pins, recent activity."""
+    texts: list[str] = [title or ""]
+    if snapshot.objective is not None:
+        texts.append(snapshot.objective.text)
+    for lines in (
+        snapshot.next_actions,
+        snapshot.open_items,
+        snapshot.constraints,
+        snapshot.decisions,
+    ):
+        texts += [line.text for line in lines]
+    texts += [o.summary or "" for o in snapshot.outcomes[-RECENT_OUTCOMES:]]
+    # The prompt first: what this root is asked is the most recent activity of all.
+    return query_terms([prompt or "", *texts])
+
+
+async def memory_for_root(
+    tx: Tx,
+    *,
+    owner_uid: int,
+    workspace: str,
+    words: tuple[str, ...],
+    agent: AgentDefinition,
+    settings: MemorySettings,
+    now: str,
+) -> GivenMemory:
+    """The memory section for a new root (module docstring)."""
+    if settings.max_bytes <= 0 or not agent.memory:
+        return GivenMemory("", (), enabled=False)
+    pool = await memories.candidates(tx, owner_uid, workspace, words)
+    excluded: set[str] = set()
+    while True:
+        chosen = select_memories(
+            (c for c in pool if c.memory_id not in excluded),
+            words,
+            max_bytes=settings.max_bytes,
+            now=now,
+        )
+        broken = await _tampered(tx, chosen.memories)
+        if not broken:
+            break
+        excluded |= broken
+    versions = tuple((c.memory_id, c.version, c.digest) for c in chosen.memories)
+    return GivenMemory(chosen.text, versions, enabled=True)
+
+
+async def _tampered(tx: Tx, chosen: Iterable[Candidate]) -> set[str]:
+    """The chosen memories whose chain does not verify up to the version chosen."""
+    wanted = {c.memory_id: c for c in chosen}
+    chains = await memories.versions_of(tx, list(wanted))
+    broken: set[str] = set()
+    for memory_id, candidate in wanted.items():
+        chain = chains[memory_id]
+        try:
+            head = verify_chain([v for v, _ in chain], [d for _, d in chain])
+            if head != candidate.digest or chain[-1][0].text != candidate.text:
+                raise MemoryTampered(memoryId=memory_id)
+        except MemoryTampered:
+            log.warning("memory_tampered", memory_id=memory_id)
+            broken.add(memory_id)
+    return broken
+
+
+async def record_given(tx: Tx, execution_id: str, given: GivenMemory) -> None:
+    """What memory versions the root was given, recorded with it (immutable)."""
+    if not given.enabled:
+        return
+    pairs = [(memory_id, version) for memory_id, version, _ in given.versions]
+    await memories.insert_root_memories(
+        tx,
+        execution_id,
+        pairs,
+        digest_of([list(v) for v in given.versions]),
+        len(given.text.encode("utf-8", "surrogatepass")),
+    )
+
+
+__all__ = ["GivenMemory", "memory_for_root", "record_given", "thread_words"]

@@ -1,0 +1,423 @@
+"""SQL over `memory_versions`, `memories`, `memory_fts`, `memory_proposals` and
+`root_memories` (migration V21; docs/memory.md).
+
+A new version is one call, `write_version`: the immutable version row, then the memory's
+head row pointing at it, then the full-text row (kept only while the memory is active). The
+service verifies the chain (`alpd.domain.memory.record.verify_chain`) over what
+`versions_of` returns before it builds on a memory or shows it.
+
+Selection for a new root (`candidates`) is two bounded reads inside the unit that reserves the
+root: the active memories in scope matching any of the thread's words, best bm25 first (at
+most `MATCH_LIMIT`), and the newest ones in scope (at most `RECENT_LIMIT` of the workspace's
+and as many global ones); the domain ranks and caps them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+from alpd.domain.memory.record import MemoryVersion, Provenance
+from alpd.domain.memory.selection import Candidate
+from alpd.store.db import Store, Tx
+
+__all__ = [
+    "MATCH_LIMIT",
+    "RECENT_LIMIT",
+    "HeadRow",
+    "ProposalRow",
+    "candidates",
+    "decide_proposal",
+    "head_of",
+    "heads",
+    "insert_proposal",
+    "insert_root_memories",
+    "link_proposal",
+    "match_expression",
+    "proposal_of",
+    "proposals_waiting",
+    "reopen_proposal",
+    "root_memories_of",
+    "search_heads",
+    "versions_of",
+    "versions_read",
+    "write_version",
+]
+
+#: candidates a root's selection reads: by the thread's words, and the newest in scope
+MATCH_LIMIT: Final = 200
+RECENT_LIMIT: Final = 64
+
+_VERSION_COLUMNS: Final = (
+    "memory_id, version, owner_uid, kind, scope, workspace, text, status, provenance, "
+    "confirmed_at, at, change, previous_digest, digest"
+)
+_HEAD_COLUMNS: Final = (
+    "m.id, m.owner_uid, m.scope, m.workspace, m.kind, m.status, m.version, m.digest, "
+    "m.confirmed_at, m.created_at, m.updated_at, m.thread_id, m.file_path, m.file_sha256, "
+    "v.text"
+)
+_HEAD_JOIN: Final = (
+    "memories m JOIN memory_versions v ON v.memory_id = m.id AND v.version = m.version"
+)
+_FTS_JOIN: Final = (
+    "memory_fts f JOIN memories m ON m.seq = f.rowid "
+    "JOIN memory_versions v ON v.memory_id = m.id AND v.version = m.version"
+)
+_CANDIDATE_COLUMNS: Final = "m.id, v.version, v.kind, v.scope, v.text, v.confirmed_at, v.digest"
+#: what a caller in `workspace` sees: its workspace's memories and the global ones
+_IN_SCOPE: Final = "m.owner_uid = ? AND (m.workspace = ? OR m.workspace IS NULL)"
+
+
+@dataclass(frozen=True, slots=True)
+class HeadRow:
+    """A memory as listed: its newest version's columns (text from the version row)."""
+
+    id: str
+    owner_uid: int
+    scope: str
+    workspace: str | None
+    kind: str
+    status: str
+    version: int
+    digest: str
+    confirmed_at: str
+    created_at: str
+    updated_at: str
+    thread_id: str | None
+    file_path: str | None
+    file_sha256: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalRow:
+    id: str
+    owner_uid: int
+    thread_id: str
+    execution_id: str
+    workspace: str
+    scope: str
+    kind: str
+    text: str
+    file_path: str | None
+    status: str
+    proposed_at: str
+    decided_at: str | None
+    memory_id: str | None
+    thread_title: str | None = None
+
+
+def _head(row: sqlite3.Row) -> HeadRow:
+    return HeadRow(*(row[i] for i in range(15)))
+
+
+def _version(row: sqlite3.Row) -> tuple[MemoryVersion, str]:
+    version = MemoryVersion(
+        memory_id=row["memory_id"],
+        version=row["version"],
+        owner_uid=row["owner_uid"],
+        kind=row["kind"],
+        scope=row["scope"],
+        workspace=row["workspace"],
+        text=row["text"],
+        status=row["status"],
+        provenance=msgspec.json.decode(row["provenance"], type=Provenance),
+        confirmed_at=row["confirmed_at"],
+        at=row["at"],
+        change=row["change"],
+        previous_digest=row["previous_digest"],
+    )
+    return version, str(row["digest"])
+
+
+def _candidate(row: sqlite3.Row) -> Candidate:
+    return Candidate(*(row[i] for i in range(7)))
+
+
+async def write_version(tx: Tx, version: MemoryVersion, digest: str) -> None:
+    """Record `version` and point its memory's head (and its full-text row) at it."""
+    await tx.execute(
+        f"INSERT INTO memory_versions ({_VERSION_COLUMNS}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            version.memory_id,
+            version.version,
+            version.owner_uid,
+            version.kind,
+            version.scope,
+            version.workspace,
+            version.text,
+            version.status,
+            msgspec.json.encode(version.provenance).decode(),
+            version.confirmed_at,
+            version.at,
+            version.change,
+            version.previous_digest,
+            digest,
+        ),
+    )
+    cited = version.provenance
+    await tx.execute(
+        "INSERT INTO memories (id, owner_uid, scope, workspace, kind, status, version, digest, "
+        "confirmed_at, created_at, updated_at, thread_id, file_path, file_sha256) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET status = excluded.status, version = excluded.version, "
+        "digest = excluded.digest, confirmed_at = excluded.confirmed_at, "
+        "updated_at = excluded.updated_at, file_sha256 = excluded.file_sha256",
+        (
+            version.memory_id,
+            version.owner_uid,
+            version.scope,
+            version.workspace,
+            version.kind,
+            version.status,
+            version.version,
+            digest,
+            version.confirmed_at,
+            version.at,
+            version.at,
+            cited.thread_id,
+            cited.file_path,
+            cited.file_sha256,
+        ),
+    )
+    async with tx.execute("SELECT seq FROM memories WHERE id = ?", (version.memory_id,)) as cur:
+        row = await cur.fetchone()
+    assert row is not None
+    await tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (row["seq"],))
+    if version.status == "active":
+        await tx.execute(
+            "INSERT INTO memory_fts (rowid, text) VALUES (?, ?)", (row["seq"], version.text)
+        )
+
+
+def _versions_sql(count: int) -> str:
+    return (
+        f"SELECT {_VERSION_COLUMNS} FROM memory_versions WHERE memory_id IN "
+        f"({', '.join('?' * count)}) ORDER BY memory_id, version"
+    )
+
+
+def _chains(
+    ids: Sequence[str], rows: Sequence[sqlite3.Row]
+) -> dict[str, list[tuple[MemoryVersion, str]]]:
+    found: dict[str, list[tuple[MemoryVersion, str]]] = {memory_id: [] for memory_id in ids}
+    for row in rows:
+        found[row["memory_id"]].append(_version(row))
+    return found
+
+
+async def versions_of(tx: Tx, ids: Sequence[str]) -> dict[str, list[tuple[MemoryVersion, str]]]:
+    """Every version of each memory, oldest first, with its stored digest."""
+    if not ids:
+        return {}
+    async with tx.execute(_versions_sql(len(ids)), tuple(ids)) as cursor:
+        return _chains(ids, list(await cursor.fetchall()))
+
+
+async def versions_read(
+    store: Store, ids: Sequence[str]
+) -> dict[str, list[tuple[MemoryVersion, str]]]:
+    """`versions_of` outside a unit (a listing, a search)."""
+    if not ids:
+        return {}
+    return _chains(ids, await store.fetchall(_versions_sql(len(ids)), tuple(ids)))
+
+
+async def head_of(tx: Tx, memory_id: str, owner_uid: int) -> HeadRow | None:
+    async with tx.execute(
+        f"SELECT {_HEAD_COLUMNS} FROM {_HEAD_JOIN} WHERE m.id = ? AND m.owner_uid = ?",
+        (memory_id, owner_uid),
+    ) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else _head(row)
+
+
+async def heads(
+    store: Store,
+    owner_uid: int,
+    *,
+    workspace: str | None,
+    statuses: Sequence[str],
+    limit: int,
+    confirmed_before: str | None = None,
+    cites_a_file: bool = False,
+) -> list[HeadRow]:
+    """Memories of the owner, newest change first: in `workspace` (and global), or all."""
+    where = ["m.owner_uid = ?", f"m.status IN ({', '.join('?' * len(statuses))})"]
+    params: list[Any] = [owner_uid, *statuses]
+    if workspace is not None:
+        where.append("(m.workspace = ? OR m.workspace IS NULL)")
+        params.append(workspace)
+    if confirmed_before is not None:
+        where.append("m.confirmed_at < ?")
+        params.append(confirmed_before)
+    if cites_a_file:
+        where.append("m.file_path IS NOT NULL")
+    rows = await store.fetchall(
+        f"SELECT {_HEAD_COLUMNS} FROM {_HEAD_JOIN} WHERE {' AND '.join(where)} "
+        "ORDER BY m.updated_at DESC, m.id DESC LIMIT ?",
+        (*params, limit),
+    )
+    return [_head(row) for row in rows]
+
+
+def match_expression(terms: Sequence[str], *, any_term: bool) -> str:
+    """A safe FTS5 expression: each term quoted (terms are `\\w+` words, so a quote never
+    occurs in one; doubled anyway), joined by OR (any) or by juxtaposition (all)."""
+    quoted = ['"' + term.replace('"', '""') + '"' for term in terms]
+    return (" OR " if any_term else " ").join(quoted)
+
+
+async def search_heads(
+    store: Store, owner_uid: int, workspace: str | None, terms: Sequence[str], limit: int
+) -> list[HeadRow]:
+    """Active memories holding every term, best bm25 first (in `workspace` and global, or
+    all of the owner's)."""
+    if not terms:
+        return []
+    scope = ""
+    params: list[Any] = [match_expression(terms, any_term=False), owner_uid]
+    if workspace is not None:
+        scope = " AND (m.workspace = ? OR m.workspace IS NULL)"
+        params.append(workspace)
+    rows = await store.fetchall(
+        f"SELECT {_HEAD_COLUMNS} FROM {_FTS_JOIN} "
+        f"WHERE memory_fts MATCH ? AND m.owner_uid = ? AND m.status = 'active'{scope} "
+        "ORDER BY bm25(memory_fts) LIMIT ?",
+        (*params, limit),
+    )
+    return [_head(row) for row in rows]
+
+
+async def candidates(
+    tx: Tx, owner_uid: int, workspace: str, terms: Sequence[str]
+) -> list[Candidate]:
+    """The bounded candidates of a root's selection (module docstring)."""
+    found: list[Candidate] = []
+    if terms:
+        async with tx.execute(
+            f"SELECT {_CANDIDATE_COLUMNS} FROM {_FTS_JOIN} "
+            f"WHERE memory_fts MATCH ? AND m.status = 'active' AND {_IN_SCOPE} "
+            "ORDER BY bm25(memory_fts) LIMIT ?",
+            (match_expression(terms, any_term=True), owner_uid, workspace, MATCH_LIMIT),
+        ) as cursor:
+            found += [_candidate(row) for row in await cursor.fetchall()]
+    for where, value in (("m.workspace = ?", workspace), ("m.workspace IS NULL", None)):
+        async with tx.execute(
+            f"SELECT {_CANDIDATE_COLUMNS} FROM {_HEAD_JOIN} WHERE m.owner_uid = ? "
+            f"AND m.status = 'active' AND {where} ORDER BY m.confirmed_at DESC LIMIT ?",
+            (owner_uid, value, RECENT_LIMIT) if value is not None else (owner_uid, RECENT_LIMIT),
+        ) as cursor:
+            found += [_candidate(row) for row in await cursor.fetchall()]
+    return found
+
+
+async def insert_root_memories(
+    tx: Tx, execution_id: str, versions: list[tuple[str, int]], digest: str, size: int
+) -> None:
+    """What memories a root was given (immutable: triggers refuse changes)."""
+    await tx.execute(
+        "INSERT INTO root_memories (execution_id, versions, digest, bytes) VALUES (?, ?, ?, ?)",
+        (execution_id, msgspec.json.encode(versions).decode(), digest, size),
+    )
+
+
+async def root_memories_of(
+    store: Store, execution_id: str
+) -> tuple[list[tuple[str, int]], str] | None:
+    row = await store.fetchone(
+        "SELECT versions, digest FROM root_memories WHERE execution_id = ?", (execution_id,)
+    )
+    if row is None:
+        return None
+    versions = msgspec.json.decode(row["versions"], type=list[tuple[str, int]])
+    return versions, str(row["digest"])
+
+
+_PROPOSAL_COLUMNS: Final = (
+    "p.id, p.owner_uid, p.thread_id, p.execution_id, p.workspace, p.scope, p.kind, p.text, "
+    "p.file_path, p.status, p.proposed_at, p.decided_at, p.memory_id, t.title"
+)
+
+
+def _proposal(row: sqlite3.Row) -> ProposalRow:
+    return ProposalRow(*(row[i] for i in range(14)))
+
+
+async def insert_proposal(tx: Tx, proposal: ProposalRow) -> None:
+    await tx.execute(
+        "INSERT INTO memory_proposals (id, owner_uid, thread_id, execution_id, workspace, scope, "
+        "kind, text, file_path, status, proposed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            proposal.id,
+            proposal.owner_uid,
+            proposal.thread_id,
+            proposal.execution_id,
+            proposal.workspace,
+            proposal.scope,
+            proposal.kind,
+            proposal.text,
+            proposal.file_path,
+            proposal.status,
+            proposal.proposed_at,
+        ),
+    )
+
+
+async def proposals_waiting(
+    store: Store, owner_uid: int, thread_id: str | None, limit: int
+) -> list[ProposalRow]:
+    """The owner's proposals waiting in the inbox, oldest first (of one thread, or all)."""
+    where = "p.owner_uid = ? AND p.status = 'inbox'"
+    params: list[Any] = [owner_uid]
+    if thread_id is not None:
+        where += " AND p.thread_id = ?"
+        params.append(thread_id)
+    rows = await store.fetchall(
+        f"SELECT {_PROPOSAL_COLUMNS} FROM memory_proposals p LEFT JOIN threads t "
+        f"ON t.id = p.thread_id WHERE {where} ORDER BY p.proposed_at, p.id LIMIT ?",
+        (*params, limit),
+    )
+    return [_proposal(row) for row in rows]
+
+
+async def proposal_of(tx: Tx, proposal_id: str, owner_uid: int) -> ProposalRow | None:
+    async with tx.execute(
+        f"SELECT {_PROPOSAL_COLUMNS} FROM memory_proposals p LEFT JOIN threads t "
+        "ON t.id = p.thread_id WHERE p.id = ? AND p.owner_uid = ?",
+        (proposal_id, owner_uid),
+    ) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else _proposal(row)
+
+
+async def decide_proposal(
+    tx: Tx, proposal_id: str, status: str, decided_at: str, memory_id: str | None
+) -> bool:
+    """Take a waiting proposal out of the inbox; False when it no longer waited."""
+    cursor = await tx.execute(
+        "UPDATE memory_proposals SET status = ?, decided_at = ?, memory_id = ? "
+        "WHERE id = ? AND status = 'inbox'",
+        (status, decided_at, memory_id, proposal_id),
+    )
+    return cursor.rowcount == 1
+
+
+async def reopen_proposal(tx: Tx, proposal_id: str) -> None:
+    """Back to waiting (its confirmation failed before a memory was written)."""
+    await tx.execute(
+        "UPDATE memory_proposals SET status = 'inbox', decided_at = NULL WHERE id = ?",
+        (proposal_id,),
+    )
+
+
+async def link_proposal(tx: Tx, proposal_id: str, memory_id: str) -> None:
+    await tx.execute(
+        "UPDATE memory_proposals SET memory_id = ? WHERE id = ?", (memory_id, proposal_id)
+    )
