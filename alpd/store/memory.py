@@ -41,7 +41,6 @@ __all__ = [
     "proposal_of",
     "proposals_waiting",
     "reopen_proposal",
-    "root_memories_of",
     "search_heads",
     "versions_of",
     "versions_read",
@@ -116,6 +115,10 @@ def _head(row: sqlite3.Row) -> HeadRow:
     return HeadRow(*(row[i] for i in range(15)))
 
 
+def _candidate(row: sqlite3.Row) -> Candidate:
+    return Candidate(*(row[i] for i in range(7)))
+
+
 def _version(row: sqlite3.Row) -> tuple[MemoryVersion, str]:
     version = MemoryVersion(
         memory_id=row["memory_id"],
@@ -133,10 +136,6 @@ def _version(row: sqlite3.Row) -> tuple[MemoryVersion, str]:
         previous_digest=row["previous_digest"],
     )
     return version, str(row["digest"])
-
-
-def _candidate(row: sqlite3.Row) -> Candidate:
-    return Candidate(*(row[i] for i in range(7)))
 
 
 async def write_version(tx: Tx, version: MemoryVersion, digest: str) -> None:
@@ -268,8 +267,7 @@ async def heads(
 
 
 def match_expression(terms: Sequence[str], *, any_term: bool) -> str:
-    """A safe FTS5 expression: each term quoted (terms are `\\w+` words, so a quote never
-    occurs in one; doubled anyway), joined by OR (any) or by juxtaposition (all)."""
+    """A safe FTS5 expression: each term quoted (quotes doubled), OR'ed or all required."""
     quoted = ['"' + term.replace('"', '""') + '"' for term in terms]
     return (" OR " if any_term else " ").join(quoted)
 
@@ -326,18 +324,6 @@ async def insert_root_memories(
         "INSERT INTO root_memories (execution_id, versions, digest, bytes) VALUES (?, ?, ?, ?)",
         (execution_id, msgspec.json.encode(versions).decode(), digest, size),
     )
-
-
-async def root_memories_of(
-    store: Store, execution_id: str
-) -> tuple[list[tuple[str, int]], str] | None:
-    row = await store.fetchone(
-        "SELECT versions, digest FROM root_memories WHERE execution_id = ?", (execution_id,)
-    )
-    if row is None:
-        return None
-    versions = msgspec.json.decode(row["versions"], type=list[tuple[str, int]])
-    return versions, str(row["digest"])
 
 
 _PROPOSAL_COLUMNS: Final = (
@@ -418,6 +404,5 @@ async def reopen_proposal(tx: Tx, proposal_id: str) -> None:
 
 
 async def link_proposal(tx: Tx, proposal_id: str, memory_id: str) -> None:
-    await tx.execute(
-        "UPDATE memory_proposals SET memory_id = ? WHERE id = ?", (memory_id, proposal_id)
-    )
+    sql = "UPDATE memory_proposals SET memory_id = ? WHERE id = ?"
+    await tx.execute(sql, (memory_id, proposal_id))

@@ -150,7 +150,7 @@ class MemoryService:
     async def promote(self, caller: Caller, params: m.MemoryPromoteParams, door: str) -> m.Memory:
         """A pinned line of the thread's current context becomes a memory citing it."""
         await self._person(caller, "promote a pin to memory")
-        named = await resolve_thread(self.d.store, caller.uid, params.thread)
+        named = await resolve_thread(self.d.store, caller, params.thread)
 
         async def unit(tx: Tx) -> tuple[str, Provenance, str, str]:
             thread = await load_thread(tx, named.id)

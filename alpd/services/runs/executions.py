@@ -127,6 +127,9 @@ class Executions:
 
         Done before any write, so a missing runtime leaves nothing behind (not even the
         empty thread of a failed `alp`)."""
+
+        # long: the lifecycle of a root in one class (continue, attach, settle, wait, show, the
+        # headless start and its failure paths); splitting it is issue-worthy, not a side edit.
         agent = self.resolve_agent(params.agent, params.runtime)
         runtime = runtime_adapter(agent.runtime)
         if params.headless and not runtime.supports_headless:
