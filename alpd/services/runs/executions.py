@@ -36,13 +36,13 @@ from alpd.errors import (
     ExecutionPolicyTampered,
     ExecutionSettled,
     InvalidArgument,
-    PermissionDenied,
     SpawnFailed,
 )
 from alpd.runtimes.base import LaunchSpec
 from alpd.runtimes.registry import adapter as runtime_adapter
 from alpd.services.context import Caller, Daemon
 from alpd.services.history.discovery import discover_sessions
+from alpd.services.runs.attach import refuse_foreign_process
 from alpd.services.runs.dirs import Paths
 from alpd.services.runs.leases import Leases
 from alpd.services.runs.reconcile import reconcile
@@ -58,14 +58,7 @@ from alpd.services.threads.lifecycle import ThreadService
 from alpd.store.db import Tx
 from alpd.store.runs import execution_by_id, execution_head, record_running
 from alpd.supervisor import cgroups
-from alpd.supervisor.processes import (
-    ProcessIdentity,
-    ancestry,
-    descendants,
-    identify,
-    protected,
-    uid_of,
-)
+from alpd.supervisor.processes import ProcessIdentity, descendants, identify
 from alpd.supervisor.supervisor import ExitReport, Supervisor
 from alpd.workspace import workspace_of
 from protocol import jsonrpc
@@ -391,46 +384,4 @@ class Executions:
         return await reconcile(self, thread_id)
 
 
-def refuse_foreign_process(caller: Caller, launcher_pid: int | None, pid: int) -> None:
-    """PERMISSION_DENIED unless `pid` may stand for an interactive run: a process the caller
-    (or the run's launcher) started, of the caller's uid — never pid 1, alpd or one of its
-    ancestors, nor the caller or one of its ancestors. Whatever is attached is what
-    `execution/cancel` signals and whose descendants may pin into the thread."""
-    reason = protected(pid)
-    if reason == "init":
-        raise PermissionDenied(
-            f"process {pid} is init: attach the process your client started for this run",
-            pid=pid,
-            reason="init",
-        )
-    if pid in ancestry(caller.pid):
-        raise PermissionDenied(
-            f"process {pid} is the caller or one of its ancestors: attach the child your "
-            "client started for this run, not the client or its shell",
-            pid=pid,
-            reason="ancestor",
-        )
-    if reason == "alpd":
-        raise PermissionDenied(
-            f"process {pid} is alpd or one of its ancestors, never a run: attach the process "
-            "your client started for this run",
-            pid=pid,
-            reason="alpd",
-        )
-    chain = ancestry(pid)[1:]
-    parents = {caller.pid} if launcher_pid is None else {caller.pid, launcher_pid}
-    if not parents.intersection(chain):
-        raise PermissionDenied(
-            f"process {pid} was not started by the caller nor by the run's launcher: attach "
-            "the process your client started for this run",
-            pid=pid,
-            reason="not-a-descendant",
-        )
-    owner = uid_of(pid)
-    if owner != caller.uid:
-        raise PermissionDenied(
-            f"process {pid} belongs to another user", pid=pid, reason="other-user"
-        )
-
-
-__all__ = ["DEFAULT_AGENT", "Executions", "refuse_foreign_process"]
+__all__ = ["DEFAULT_AGENT", "Executions"]
