@@ -202,3 +202,10 @@ class SearchIndexNotReady(AlpError):
 
 class WebUnavailable(AlpError):
     name = "WEB_UNAVAILABLE"
+
+
+class SessionAlreadyAdopted(AlpError):
+    """`thread/adopt` of an imported session some root already reads: `data` names that
+    root's thread, execution and sequence (adopting is once per session, never a copy)."""
+
+    name = "SESSION_ALREADY_ADOPTED"

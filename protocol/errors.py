@@ -78,6 +78,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1081,
         "a stored memory version no longer matches its digest chain",
     ),
+    "SESSION_ALREADY_ADOPTED": (
+        1090,
+        "the imported session is a root of a thread already; read or continue that thread",
+    ),
     "THREAD_NOTHING_TO_UNDO": (
         1040,
         "no settled root since the last clear is left to undo; older revisions stay readable",

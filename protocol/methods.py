@@ -122,6 +122,20 @@ METHODS: dict[str, MethodSpec] = {
         "(live: the thread/transcript notification)",
         errors=(*_THREAD, "HISTORY_ENTRY_TAMPERED"),
     ),
+    "thread/adopt": MethodSpec(
+        m.ThreadAdoptParams,
+        m.ThreadAdoptResult,
+        "an imported native session becomes a settled root of a new (or given idle) thread",
+        errors=(
+            *_STEP,
+            "THREAD_NOT_FOUND",
+            "THREAD_REVISION_CONFLICT",
+            "EXECUTION_NOT_FOUND",
+            "SESSION_ALREADY_ADOPTED",
+            "INVALID_ARGUMENT",
+            "AGENT_NOT_FOUND",
+        ),
+    ),
     "thread/recap": MethodSpec(
         m.ThreadRecapParams,
         m.ThreadRecap,
@@ -405,6 +419,7 @@ METHODS: dict[str, MethodSpec] = {
 NOT_FROM_A_RUN_METHODS = (
     "thread/clear",
     "thread/undo",
+    "thread/adopt",
     "thread/push",
     "thread/continue",
     "schedule/create",

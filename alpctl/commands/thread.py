@@ -1,5 +1,5 @@
 """`alp thread ACTION`: create, continue, list, show, context, close, archive, clear, undo,
-log, reconcile, sync."""
+log, adopt, reconcile, sync."""
 
 from __future__ import annotations
 
@@ -74,6 +74,25 @@ def _log(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=200, help="the last N items (1..500)")
 
 
+def _adopt(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "session_id", help="the imported session's native id (or its execution id, exec_…)"
+    )
+    parser.add_argument("--thread", help="add it to this idle thread (default: a new thread)")
+    parser.add_argument("--title", help="the new thread's title (default: its first prompt)")
+    parser.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
+
+
+def _adopted(result: dict[str, Any]) -> str:
+    made = "a new thread" if result.get("createdThread") else "thread"
+    tid = result["threadId"]
+    return (
+        f"adopted {result['nativeSessionId']} as root #{result['sequence']} of {made} {tid} "
+        f"({result['entries']} entries)\n  read it:     alp thread log {tid}\n"
+        f"  go on:       alp thread continue {tid}"
+    )
+
+
 def _by_id(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
 
@@ -90,6 +109,7 @@ ACTIONS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "clear": ("start clean: an empty working context (older revisions stay readable)", _revised),
     "undo": ("take back the last settled root's contribution (never past a clear)", _revised),
     "log": ("the conversation: prompts, replies, tool calls, pushes, reports, markers", _log),
+    "adopt": ("an imported session (`alp import`) becomes a root to read and continue", _adopt),
     "reconcile": ("settle the thread's dead roots as interrupted", _by_id),
     "sync": ("re-run the history copy of every settled root (idempotent)", _by_id),
 }
@@ -163,6 +183,13 @@ def run(args: Arguments, inv: Invocation) -> int:
         from alpctl.thread_log import thread_log
 
         return thread_log(args, inv)
+    elif action == "adopt":
+        adopt: dict[str, Any] = {"sessionId": args.session_id}
+        for key, value in (("threadId", args.thread), ("title", args.title),
+                           ("ifRevision", args.if_revision)):  # fmt: skip
+            if value is not None:
+                adopt[key] = value
+        out.emit(inv.client.call("thread/adopt", adopt), _adopted)
     elif action == "reconcile":
         result = inv.client.call("thread/reconcile", {"threadId": args.id})
         out.emit(result, lambda r: f"settled {len(r['settled'])}: {' '.join(r['settled']) or '-'}")

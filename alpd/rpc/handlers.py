@@ -19,6 +19,7 @@ from alpd.services.recap.views import recap_state
 from alpd.services.runs import graph, logs
 from alpd.services.runs.callers import refuse_other_threads, refuse_runs
 from alpd.services.runs.rows import owned_execution
+from alpd.services.threads import adopt as adoption
 from alpd.services.threads import pins, steering, views
 from alpd.store.status import daemon_counts
 from protocol import messages as m
@@ -175,6 +176,11 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         shown = await views.show(ex, session.caller, params)
         recap = await rt.recaps.show(session.caller, params.thread_id)
         return msgspec.structs.replace(shown, recap=recap)
+
+    async def adopt(session: Session, params: m.ThreadAdoptParams) -> m.ThreadAdoptResult:
+        # Only the person adopts: a run reaches no session outside its own thread.
+        await refuse_runs(store, session.caller, "adopt an imported session")
+        return await adoption.adopt(ex, session.caller, params, session.door)
 
     async def transcript(session: Session, params: m.TranscriptParams) -> m.TranscriptResult:
         return await rt.history.transcripts.page(session.caller, params)
@@ -341,6 +347,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "thread/context": context,
         "thread/recap": recap,
         "thread/transcript": transcript,
+        "thread/adopt": adopt,
         "thread/reconcile": reconcile,
         "context/pin": pin,
         "execution/attach": attach,

@@ -1,6 +1,7 @@
 """The history entries a recap may read: none labelled by a clear or an undo
 (`alpd.store.threads.steps.labels_sql`), none a copy (`copy_of`: the original is read, with its own
-root's labels), each re-hashed before it is returned (`check_entry_digests`)."""
+root's labels), each re-hashed before it is returned (`check_entry_digests`). An adopted root
+(`thread/adopt`) reads the entries of the imported session it was adopted from."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ SELECT * FROM (
         {labels_sql("e.root_id")}
     FROM executions e
     JOIN executions r ON r.id = e.root_id
-    JOIN history_entries h ON h.execution_id = e.id
+    JOIN history_entries h
+        ON h.execution_id = coalesce(json_extract(e.origin, '$.adoptedFrom'), e.id)
     WHERE e.thread_id = ?1 AND h.id > ?2 AND h.copy_of IS NULL
 ) WHERE NOT before_clear AND NOT undone
 """

@@ -63,7 +63,9 @@ class PageQuery:
 
 _ROOTS: Final = f"""
 SELECT r.id, r.sequence, r.runtime, r.agent, r.kind, r.origin, r.status, r.outcome,
-    r.cost_usd, r.created_at, r.started_at, r.settled_at, r.native_session_id,
+    r.cost_usd, r.created_at, r.started_at, r.settled_at,
+    coalesce(r.native_session_id, (SELECT a.native_session_id FROM executions a
+        WHERE a.id = json_extract(r.origin, '$.adoptedFrom'))) AS native_session_id,
     coalesce(json_extract(r.origin, '$.adoptedFrom'), r.id) AS reads,
     {labels_sql("r.id")}
 FROM executions r WHERE r.thread_id = ?1 AND r.is_root = 1 AND r.sequence IS NOT NULL
