@@ -12,9 +12,11 @@ the socket buffer, and its SUBSCRIBER_TOO_SLOW farewell still fits: it reads wha
 queued, then the farewell, then EOF.
 
 A partial frame must complete within `frame_deadline` seconds of its first byte
-(slowloris); the deadline is per frame, not per read, so a byte a minute does not keep it
-alive. A connection that has no partial frame, no subscription and no blocking call in
-flight is closed after `idle_timeout` seconds of silence (clients reconnect; an idle crowd
+(slowloris; each connection's deadline falls at a random point up to half as long again,
+so a crowd does not time out, and reconnect, all in one turn of the loop); the deadline is
+per frame, not per read, so a byte a minute does not keep it alive. A connection that has
+no partial frame, no subscription and no blocking call in flight is closed after
+`idle_timeout` seconds of silence (spread the same way; clients reconnect; an idle crowd
 must not hold the per-uid connection cap forever): one watchdog task per connection keeps
 that deadline, re-armed from the time the current wait began, so a read costs a clock read
 rather than a cancel scope and a timer of its own (a fifth of a ping). No failure of one
@@ -25,6 +27,7 @@ and anything that escapes a connection ends only that connection (`alpd.daemon`)
 from __future__ import annotations
 
 import contextlib
+import random
 import time
 from dataclasses import dataclass
 from typing import Final
@@ -50,6 +53,9 @@ from protocol.framing import (
 )
 
 MAX_IN_FLIGHT: Final = 64
+#: how far past its limit a connection's frame deadline and idle timeout may fall (see
+#: `Connection.__init__`)
+DEADLINE_SPREAD: Final = 0.5
 READ_CHUNK: Final = 65536
 
 log = structlog.get_logger("alpd.rpc")
@@ -116,6 +122,13 @@ class Connection:
         self._blocking = 0
         #: when the current wait for a frame began (time.monotonic), None while not waiting
         self._waiting_since: float | None = None
+        # Deadlines spread over [1, 1 + SPREAD) times the limit, per connection: a crowd that
+        # connected at once would otherwise time out at once, and a thousand closes (and the
+        # crowd's thousand reconnections) in one turn of the loop held the owner's ping for
+        # 50-80 ms (bench/bench_slowloris.py).
+        spread = 1.0 + DEADLINE_SPREAD * random.random()
+        self._frame_deadline = limits.frame_deadline * spread
+        self._idle_timeout = limits.idle_timeout * spread
 
     # Session protocol (what handlers see)
 
@@ -165,7 +178,7 @@ class Connection:
             # reset only when a frame completes.
             if self._partial_since is None:
                 self._partial_since = anyio.current_time()
-            remaining = self._partial_since + self._limits.frame_deadline - anyio.current_time()
+            remaining = self._partial_since + self._frame_deadline - anyio.current_time()
             with anyio.fail_after(max(remaining, 0)):
                 return await self._io.receive(READ_CHUNK)
         except TimeoutError:
@@ -186,7 +199,7 @@ class Connection:
     async def _idle_watch(self, reading: anyio.CancelScope) -> None:
         """Cancel `reading` once a wait for a frame has lasted `idle_timeout` while nothing
         (a subscription, a blocking call) keeps the connection; sleeps a period at a time."""
-        timeout = self._limits.idle_timeout
+        timeout = self._idle_timeout
         while True:
             since = self._waiting_since
             if since is None:
