@@ -154,6 +154,7 @@ class Runtime:
                 f"{exc}; the daemon keeps its previous config", path=exc.path, line=exc.line
             ) from exc
         self.executions.agents = agents
+        self.meaning.retry()
         log.info("config_reloaded", path=str(self.config.config_path), agents=sorted(agents.agents))
         return agents
 

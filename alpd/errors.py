@@ -200,6 +200,14 @@ class SearchIndexNotReady(AlpError):
     name = "SEARCH_INDEX_NOT_READY"
 
 
+class ModelFetchFailed(AlpError):
+    """`alp model fetch` could not download the model, or a file did not match the size and
+    digest its source listed: nothing was installed. Raised by the client (the download is
+    the person's command, never alpd's); named here with the others."""
+
+    name = "MODEL_FETCH_FAILED"
+
+
 class WebUnavailable(AlpError):
     name = "WEB_UNAVAILABLE"
 

@@ -5,7 +5,8 @@ editable finder, and under PYTHONDONTWRITEBYTECODE=1 (this machine's default) ev
 recompiles them. `installed()` builds a wheel of this checkout, installs it (with its
 dependencies, through pip as configured) into a venv under ALP_BENCH_INSTALL (default
 /tmp/alp-bench-install/<digest of the sources>), and runs compileall over it — what pip does
-for a normal install when bytecode writing is not disabled. The venv is reused while the
+for a normal install when bytecode writing is not disabled (`installed("semantic")`: with
+that extra too). The venv is reused while the
 sources are unchanged.
 """
 
@@ -40,8 +41,8 @@ class Installed:
         return str(self.prefix / "bin" / name)
 
 
-def _digest() -> str:
-    h = hashlib.sha256()
+def _digest(extras: str) -> str:
+    h = hashlib.sha256(extras.encode())
     for package in ("alpd", "alpctl", "protocol"):
         for path in sorted((SOURCE / package).rglob("*.py")):
             h.update(str(path.relative_to(SOURCE)).encode())
@@ -57,8 +58,9 @@ def _run(*argv: str) -> None:
         raise RuntimeError(f"{' '.join(argv[:4])} failed:\n{done.stdout}\n{done.stderr}")
 
 
-def installed() -> Installed:
-    target = Installed(ROOT / _digest())
+def installed(extras: str = "") -> Installed:
+    """The venv of this checkout's wheel, with `extras` (e.g. "semantic") installed too."""
+    target = Installed(ROOT / _digest(extras))
     if (target.prefix / ".complete").exists():
         return target
     shutil.rmtree(target.prefix, ignore_errors=True)
@@ -73,7 +75,14 @@ def installed() -> Installed:
         _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", wheels, str(tree))
         (wheel,) = Path(wheels).glob("alp-*.whl")
         _run(sys.executable, "-m", "venv", str(target.prefix))
-        _run(target.python, "-m", "pip", "install", "--quiet", str(wheel))
+        _run(
+            target.python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            f"{wheel}[{extras}]" if extras else str(wheel),
+        )
     _run(target.python, "-m", "compileall", "-q", str(target.prefix / "lib"))
     (target.prefix / ".complete").touch()
     return target

@@ -82,6 +82,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1090,
         "the imported session is a root of a thread already; read or continue that thread",
     ),
+    "MODEL_FETCH_FAILED": (
+        1071,
+        "the model could not be fetched or did not match its digests; nothing was installed",
+    ),
     "THREAD_NOTHING_TO_UNDO": (
         1040,
         "no settled root since the last clear is left to undo; older revisions stay readable",

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -126,6 +127,76 @@ class FakeEmbeddings:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def __enter__(self) -> FakeEmbeddings:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class FakeModelHub:
+    """The two routes of a model hub `alp model fetch` reads, on 127.0.0.1, serving the files
+    of a model directory the test built: `/api/models/REPO/tree/main` (each file's size, the
+    git blob id of a small file, the sha256 of `model.safetensors` as a large-file pointer's
+    `lfs.oid`) and `/REPO/resolve/main/FILE`. `corrupt` names a file served with one byte
+    changed (its listed digest unchanged); `requests` holds every path asked for."""
+
+    def __init__(self, repo: str, model: Path) -> None:
+        self.repo = repo
+        self.files = {path.name: path.read_bytes() for path in sorted(model.iterdir())}
+        self.corrupt: str | None = None
+        self.requests: list[str] = []
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_GET(self) -> None:
+                hub.requests.append(self.path)
+                body = hub.answer(self.path)
+                if body is None:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def listing(self) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        for name, data in self.files.items():
+            blob = hashlib.sha1(f"blob {len(data)}\0".encode() + data).hexdigest()
+            entry: dict[str, Any] = {"type": "file", "path": name, "size": len(data), "oid": blob}
+            if name.endswith(".safetensors"):
+                sha = hashlib.sha256(data).hexdigest()
+                entry["lfs"] = {"oid": sha, "size": len(data), "pointerSize": 134}
+                entry["size"] = len(data)
+            entries.append(entry)
+        return entries
+
+    def answer(self, path: str) -> bytes | None:
+        if path == f"/api/models/{self.repo}/tree/main":
+            return json.dumps(self.listing()).encode()
+        prefix = f"/{self.repo}/resolve/main/"
+        if path.startswith(prefix) and path[len(prefix) :] in self.files:
+            name = path[len(prefix) :]
+            data = self.files[name]
+            if name == self.corrupt:
+                data = bytes([data[0] ^ 1]) + data[1:]
+            return data
+        return None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> FakeModelHub:
         self.thread.start()
         return self
 

@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "delegation": ("delegation", "the graph of runs a root started"),
     "execution": ("execution", "one execution (run): show, logs, cancel"),
     "search": ("search", "search your threads' history by keyword and by meaning"),
+    "model": ("model", "fetch a model for search by meaning into alp's cache, with progress"),
     "import": ("history_import", "index native sessions from before alp (not in a thread)"),
     "mcp": ("mcp", "alp's tools for the agent inside a run, as a stdio MCP server"),
     "schedule": ("schedule", "run a prompt in a thread on a schedule: add, list, pause, rm, run"),

@@ -20,19 +20,20 @@ A generation is fingerprinted by its model (`embedders`). When the configured mo
 a new generation builds while the newest ready one keeps answering (state `stale`), its
 queries embedded by its own model, loaded again from where the generation says it came from.
 
-The meaning leg: the query's vector against every chunk vector of the answering generation
-(numpy, brute force, float32 in memory, loaded on the first search and extended as the index
-grows), the best `4 × limit` chunks filtered in SQL with keyword search's filters (and their
-labels read), then more candidates while too few survive the filters.
+The meaning leg: the query's vector (cached per generation and text) against every chunk
+vector of the answering generation (numpy, brute force, float32 in memory, loaded on the
+first search and extended as the index grows), the best `4 × limit` chunks filtered in SQL
+with keyword search's filters, then more candidates while too few survive the filters. It
+runs inside the search's one hop to the reader's thread (`meaning_leg`); only the hits a
+page shows get their labels, digests and snippets.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
@@ -43,6 +44,7 @@ import structlog
 from alpd.domain.history.search_settings import SearchSettings
 from alpd.domain.history.units import Chunk, UnitText, chunk_unit, cut_units
 from alpd.services.context import Daemon
+from alpd.services.history.meaning_leg import LegPlan, LegResult, Matrix, empty_matrix
 from alpd.store.history import vectors as store
 from protocol import messages as m
 
@@ -59,23 +61,12 @@ EMBED_BATCH: Final = 64
 DROP_BATCH: Final = 5000
 #: an unavailable embedder (no model, endpoint down) is tried again after this long
 RETRY_SECONDS: Final = 30.0
+#: query vectors kept (per generation and query text): a person re-running or paging a search
+QUERY_CACHE: Final = 256
 #: the window the building rate is measured over
 RATE_WINDOW_SECONDS: Final = 60.0
 
 log = structlog.get_logger("alpd.search")
-
-
-@dataclass
-class _Matrix:
-    """The answering generation's vectors in memory: rows `[:count]` of `vectors`, the
-    chunk id of each row in `ids`. Grown by appending (a search holds the arrays it
-    started with)."""
-
-    generation: int
-    ids: npt.NDArray[np.int64]
-    vectors: npt.NDArray[np.float32]
-    count: int
-    loaded_through: int
 
 
 class MeaningIndex:
@@ -99,7 +90,9 @@ class MeaningIndex:
         self._counts = store.IndexCounts(0, 0, 0, 0)
         self._error: str | None = None
         self._done: deque[tuple[float, int]] = deque(maxlen=4096)
-        self._matrix: _Matrix | None = None
+        self._matrix: Matrix | None = None
+        #: (generation, query text) → the query's vector, the newest last
+        self._queries: OrderedDict[tuple[int, str], npt.NDArray[np.float32]] = OrderedDict()
         self.wakeup = anyio.Event()
 
     # -- state -----------------------------------------------------------------------------
@@ -151,6 +144,12 @@ class MeaningIndex:
         return round(count / span, 1) if span > 0 else None
 
     # -- building ----------------------------------------------------------------------------
+
+    def retry(self) -> None:
+        """Try an unavailable embedder again now, not in up to `RETRY_SECONDS` (a reload:
+        `alp model fetch` has just put the model in place, or the endpoint was started)."""
+        self._next_try = 0.0
+        self.wakeup.set()
 
     async def step(self) -> tuple[bool, float]:
         """One bounded piece of building: (whether there is more to do now, seconds of
@@ -308,103 +307,52 @@ class MeaningIndex:
         self._answering[generation.fingerprint] = embedder
         return embedder
 
-    async def leg(
-        self, uid: int, params: m.HistorySearchParams, want: int
-    ) -> list[tuple[int, float, m.SearchHit]] | None:
-        """The meaning leg: (unit id, cosine, hit) of the best `want` units that pass the
-        filters, best first; None when no generation can answer."""
+    async def plan(self, text: str) -> LegPlan | None:
+        """What the meaning leg of a search for `text` needs, on the loop side and without
+        a hop in the usual case: the answering generation, its embedder, the matrix as loaded
+        so far, and the query's vector when it is cached (or when the embedder is an
+        endpoint: asked here, in a worker thread, never on the reader's). None when no
+        generation can answer."""
         generation = self._ready
         if generation is None:
             return None
         embedder = await self._answering_embedder(generation)
         if embedder is None:
             return None
-        matrix = await self._matrix_for(generation)
-        query = await anyio.to_thread.run_sync(embedder.embed, [params.query])
-        scores = await anyio.to_thread.run_sync(_scores, matrix, query[0])
-        candidates = want
-        while True:
-            ranked = await anyio.to_thread.run_sync(_top, matrix, scores, candidates)
-            hits = await self.d.store.read(
-                partial(
-                    store.candidate_hits, uid=uid, params=params, chunk_ids=[c for c, _ in ranked]
-                )
-            )
-            score_of = dict(ranked)
-            best: dict[int, tuple[int, float, m.SearchHit]] = {}
-            for chunk_id, unit_id, hit in hits:
-                if unit_id not in best:
-                    best[unit_id] = (unit_id, score_of[chunk_id], hit)
-            if len(best) >= want or len(ranked) < candidates:
-                return list(best.values())[:want]
-            candidates *= 4
+        key = (generation.id, text)
+        vector = self._queries.get(key)
+        if vector is not None:
+            self._queries.move_to_end(key)
+        elif not embedder.local:
+            from alpd.services.history.embedders import EmbedderFailed
 
-    async def _matrix_for(self, generation: store.Generation) -> _Matrix:
-        import numpy as np
-
+            try:
+                vector = (await anyio.to_thread.run_sync(embedder.embed, [text]))[0]
+            except EmbedderFailed:
+                return None
         matrix = self._matrix
         if matrix is None or matrix.generation != generation.id:
-            matrix = _Matrix(
-                generation.id,
-                np.zeros(0, dtype=np.int64),
-                np.zeros((0, generation.dims), dtype=np.float32),
-                0,
-                0,
-            )
-        through = await self.d.store.read(partial(store.embedded_through, generation=generation.id))
-        while matrix.loaded_through < through:
-            rows = await self.d.store.read(
-                partial(
-                    store.vectors_of,
-                    generation=generation.id,
-                    after_chunk=matrix.loaded_through,
-                    through=through,
-                )
-            )
-            if not rows:
-                matrix.loaded_through = through
-                break
-            matrix = _appended(matrix, rows, generation.dims)
-        self._matrix = matrix
-        return matrix
+            matrix = empty_matrix(generation)
+        return LegPlan(generation, embedder, matrix, vector, text)
+
+    def adopt(self, leg: LegResult) -> None:
+        """Keep what a search's hop learnt: the matrix as it extended it, the query's vector
+        (a small LRU per generation and query text)."""
+        current = self._matrix
+        if (
+            current is None
+            or current.generation != leg.matrix.generation
+            or current.loaded_through < leg.matrix.loaded_through
+        ):
+            self._matrix = leg.matrix
+        key = (leg.matrix.generation, leg.text)
+        self._queries[key] = leg.vector
+        self._queries.move_to_end(key)
+        while len(self._queries) > QUERY_CACHE:
+            self._queries.popitem(last=False)
 
 
 def _source(generation: store.Generation) -> EmbedderSource:
     from alpd.services.history.embedders import EmbedderSource
 
     return msgspec.json.decode(generation.model, type=EmbedderSource)
-
-
-def _appended(matrix: _Matrix, rows: list[tuple[int, bytes]], dims: int) -> _Matrix:
-    import numpy as np
-
-    need = matrix.count + len(rows)
-    ids, vectors = matrix.ids, matrix.vectors
-    if need > len(ids):
-        capacity = max(need, 2 * len(ids), 1024)
-        ids = np.resize(ids, capacity)
-        grown = np.zeros((capacity, dims), dtype=np.float32)
-        grown[: matrix.count] = vectors[: matrix.count]
-        vectors = grown
-    block = np.frombuffer(b"".join(vector for _, vector in rows), dtype="<f2").reshape(-1, dims)
-    ids[matrix.count : need] = [chunk_id for chunk_id, _ in rows]
-    vectors[matrix.count : need] = block
-    return _Matrix(matrix.generation, ids, vectors, need, rows[-1][0])
-
-
-def _scores(matrix: _Matrix, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    scores: npt.NDArray[np.float32] = matrix.vectors[: matrix.count] @ query
-    return scores
-
-
-def _top(matrix: _Matrix, scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
-    """The best `k` chunks (id, cosine), best first; a chunk no closer than orthogonal to
-    the query is no hit."""
-    import numpy as np
-
-    if matrix.count == 0:
-        return []
-    k = min(k, matrix.count)
-    best = np.argpartition(-scores, k - 1)[:k] if k < matrix.count else np.arange(matrix.count)
-    best = best[np.argsort(-scores[best], kind="stable")]
-    return [(int(matrix.ids[i]), float(scores[i])) for i in best if scores[i] > 0.0]

@@ -33,6 +33,7 @@ Each hit carries the labels clear and undo gave its root's entries (`before-clea
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 from typing import Final
 
@@ -42,10 +43,17 @@ from alpd.domain.history.fusion import fuse
 from alpd.errors import InvalidArgument, SearchIndexNotReady
 from alpd.services.context import Caller
 from alpd.services.history.meaning import MeaningIndex
+from alpd.services.history.meaning_leg import LegPlan, LegResult, Scored, meaning_leg
 from alpd.store.db import BlockingTx, Store
 from alpd.store.entry_rows import fold_text, has_cjk
-from alpd.store.history.search import SearchQuery, check_thread_filter, keyword_hits, search_on
-from alpd.store.history.vectors import units_of_entries
+from alpd.store.history.search import (
+    KeywordHit,
+    SearchQuery,
+    check_thread_filter,
+    keyword_hits,
+    search_on,
+)
+from alpd.store.history.vectors import chunk_hits
 from protocol import messages as m
 
 __all__ = ["MAX_LIMIT", "MAX_TERMS", "parse_query", "search"]
@@ -110,28 +118,20 @@ async def search(
             )
         result = await store.read(partial(search_on, caller.uid, params, query))
         return msgspec.structs.replace(result, mode="keyword", meaning=state, notice=notice)
-    await store.read(partial(check_thread_filter, caller.uid, params))
-    want = params.limit if params.mode == "meaning" else params.limit * LEG_FACTOR
-    found = await meaning.leg(caller.uid, params, want)
-    if found is None:
+    plan = await meaning.plan(params.query)
+    if plan is None:
         notice = "the meaning index's model cannot be loaded to embed the query"
         if params.mode == "meaning":
             raise SearchIndexNotReady(notice, state=state.state)
         result = await store.read(partial(search_on, caller.uid, params, query))
         return msgspec.structs.replace(result, mode="keyword", meaning=state, notice=notice)
-    if params.mode == "meaning":
-        hits = [
-            msgspec.structs.replace(hit, score=round(score, 6), legs=["meaning"])
-            for _, score, hit in found
-        ]
-        return m.HistorySearchResult(hits=hits, index="meaning", mode="meaning", meaning=state)
-    wide = msgspec.structs.replace(params, limit=want)
-    keyword = await store.read(partial(_keyword_leg, caller.uid, wide, query))
+    hits, leg = await store.read(partial(_meaning_on, caller.uid, params, query, plan))
+    meaning.adopt(leg)
     return m.HistorySearchResult(
-        hits=_fused(keyword, found, params.limit),
-        index=query.index,
-        expression=query.expression,
-        mode="hybrid",
+        hits=hits,
+        index="meaning" if params.mode == "meaning" else query.index,
+        expression="" if params.mode == "meaning" else query.expression,
+        mode=params.mode,
         meaning=state,
     )
 
@@ -148,41 +148,91 @@ def _not_ready(state: m.MeaningIndexState) -> str:
 _Key = tuple[str, int]
 
 
-def _keyword_leg(
-    uid: int, params: m.HistorySearchParams, query: SearchQuery, conn: BlockingTx
-) -> list[tuple[_Key, m.SearchHit]]:
-    """The keyword leg's hits keyed for fusion: an entry inside a unit of the meaning index
-    by that unit, another entry by its id, a thread document by its (negative) id."""
-    hits = keyword_hits(uid, params, query, conn)
-    units = units_of_entries(
-        conn,
-        [
-            (doc, hit.execution_id, hit.role)
-            for doc, hit in hits
-            if doc > 0 and hit.execution_id is not None and hit.role in ("user", "assistant")
-        ],
-    )
-    return [(("unit", units[doc]) if doc in units else ("doc", doc), hit) for doc, hit in hits]
+def _meaning_on(
+    uid: int,
+    params: m.HistorySearchParams,
+    query: SearchQuery,
+    plan: LegPlan,
+    conn: BlockingTx,
+) -> tuple[list[m.SearchHit], LegResult]:
+    """A `meaning` or `hybrid` search whole, in one hop to the reader's thread: the thread
+    filter's checks, the keyword leg (hybrid), the meaning leg (`meaning_leg`: the product,
+    the filter of its candidates), the fusion, and only then the hits of the page: the
+    meaning leg's shown chunks get their labels, digest check and snippet here."""
+    check_thread_filter(uid, params, conn)
+    if params.mode == "meaning":
+        leg = meaning_leg(plan, uid, params, params.limit, conn)
+        shown = chunk_hits(conn, params, [s.candidate.chunk_id for s in leg.found])
+        hits = [
+            msgspec.structs.replace(
+                shown[s.candidate.chunk_id], score=round(s.cosine, 6), legs=["meaning"]
+            )
+            for s in leg.found
+            if s.candidate.chunk_id in shown
+        ]
+        return hits, leg
+    want = params.limit * LEG_FACTOR
+    keyword = keyword_hits(uid, msgspec.structs.replace(params, limit=want), query, conn)
+    leg = meaning_leg(plan, uid, params, want, conn)
+    return _fused(keyword, leg.found, params.limit, conn, params), leg
+
+
+def _unit_of(found: list[Scored]) -> Callable[[KeywordHit], int | None]:
+    """The unit of the meaning leg's candidates a keyword hit's entry lies in, if any."""
+    spans: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
+    for scored in found:
+        c = scored.candidate
+        spans.setdefault((c.execution_id, c.role), []).append(
+            (c.first_entry, c.last_entry, c.unit_id)
+        )
+
+    def unit(hit: KeywordHit) -> int | None:
+        if hit.doc <= 0 or hit.hit.execution_id is None or hit.hit.role is None:
+            return None
+        for first, last, unit_id in spans.get((hit.hit.execution_id, hit.hit.role), ()):
+            if first <= hit.doc <= last:
+                return unit_id
+        return None
+
+    return unit
 
 
 def _fused(
-    keyword: list[tuple[_Key, m.SearchHit]],
-    meaning: list[tuple[int, float, m.SearchHit]],
+    keyword: list[KeywordHit],
+    meaning: list[Scored],
     limit: int,
+    conn: BlockingTx,
+    params: m.HistorySearchParams,
 ) -> list[m.SearchHit]:
-    """Both legs fused by reciprocal rank; a hit found by both shows the keyword leg's
-    snippet (its matches marked) and names both legs."""
+    """Both legs fused by reciprocal rank, a sub-agent's hits moved down; a hit found by
+    both shows the keyword leg's snippet (its matches marked) and names both legs. A keyword
+    hit inside a unit the meaning leg found is that unit's hit."""
+    unit_of = _unit_of(meaning)
+    keyword_keys: list[_Key] = []
     shown: dict[_Key, m.SearchHit] = {}
     legs: dict[_Key, list[str]] = {}
-    for key, hit in keyword:
-        shown.setdefault(key, hit)
+    demoted: set[_Key] = set()
+    for found in keyword:
+        unit = unit_of(found)
+        key: _Key = ("unit", unit) if unit is not None else ("doc", found.doc)
+        keyword_keys.append(key)
+        shown.setdefault(key, found.hit)
         legs.setdefault(key, ["keyword"])
-    for unit_id, _, hit in meaning:
-        key = ("unit", unit_id)
-        shown.setdefault(key, hit)
+        if found.sub_agent:
+            demoted.add(key)
+    chunk_of: dict[_Key, int] = {}
+    for scored in meaning:
+        key = ("unit", scored.candidate.unit_id)
+        chunk_of[key] = scored.candidate.chunk_id
         legs.setdefault(key, []).append("meaning")
-    ranked = fuse([[key for key, _ in keyword], [("unit", unit) for unit, _, _ in meaning]])
-    return [
-        msgspec.structs.replace(shown[key], score=round(score, 6), legs=legs[key])
-        for key, score in ranked[:limit]
-    ]
+        if scored.candidate.sub_agent:
+            demoted.add(key)
+    meaning_keys = [("unit", s.candidate.unit_id) for s in meaning]
+    ranked = fuse([keyword_keys, meaning_keys], demoted=demoted)[:limit]
+    made = chunk_hits(conn, params, [chunk_of[key] for key, _ in ranked if key not in shown])
+    hits = []
+    for key, score in ranked:
+        hit = shown.get(key) or made.get(chunk_of[key])
+        if hit is not None:
+            hits.append(msgspec.structs.replace(hit, score=round(score, 6), legs=legs[key]))
+    return hits

@@ -29,6 +29,7 @@ __all__ = [
     "HIT_JOINS",
     "STORED_COLUMNS_SQL",
     "Index",
+    "KeywordHit",
     "Params",
     "SearchQuery",
     "check_entry_digests",
@@ -52,6 +53,16 @@ STORED_COLUMNS_SQL: Final = ", ".join(
 )
 
 Index = Literal["words", "trigram", "like", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    """A keyword hit with what a hybrid search's fusion needs: its document id (entries
+    positive, thread documents negative) and whether a sub-agent's execution wrote it."""
+
+    doc: int
+    hit: m.SearchHit
+    sub_agent: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +117,7 @@ HIT_JOINS: Final = """
 HIT_COLUMNS: Final = f"""
     h.execution_id, h.role, h.kind, coalesce(h.ts, e.created_at, t.updated_at) AS at,
     e.sequence, e.runtime, e.thread_id AS entry_thread, e.native_session_id,
+    e.kind AS execution_kind,
     coalesce(e.thread_id, d.thread_id) AS thread_id, t.title,
     h.id AS entry_id, h.digest, (SELECT since FROM history_digests) AS digests_since,
     {STORED_COLUMNS_SQL},
@@ -258,7 +270,7 @@ def search_on(
     the thread filter's checks (THREAD_NOT_FOUND, PERMISSION_DENIED for `uid`), the ranked
     page, the digest check of its entries and the hits."""
     check_thread_filter(uid, params, conn)
-    hits = [hit for _, hit in keyword_hits(uid, params, query, conn)]
+    hits = [found.hit for found in keyword_hits(uid, params, query, conn)]
     return m.HistorySearchResult(hits=hits, index=query.index, expression=query.expression)
 
 
@@ -283,9 +295,8 @@ def check_thread_filter(uid: int, params: m.HistorySearchParams, conn: BlockingT
 
 def keyword_hits(
     uid: int, params: m.HistorySearchParams, query: SearchQuery, conn: BlockingTx
-) -> list[tuple[int, m.SearchHit]]:
-    """The keyword leg's page: (document id, hit), best first (the thread filter already
-    checked). Entries have positive document ids, thread documents negative ones."""
+) -> list[KeywordHit]:
+    """The keyword leg's page, best first (the thread filter already checked)."""
     if query.index == "none":
         return []
     sql, values = search_sql(uid, params, query)
@@ -301,5 +312,6 @@ def keyword_hits(
             snippet = like_snippet(row[at["body"]], query.terms, start, end)
         else:
             snippet = row[at["snippet"]] or ""
-        found.append((row[at["doc"]], hit_from_row(row, at, snippet)))
+        sub_agent = row[at["execution_kind"]] == "sub-agent"
+        found.append(KeywordHit(row[at["doc"]], hit_from_row(row, at, snippet), sub_agent))
     return found

@@ -9,6 +9,7 @@ stored as little-endian float16, L2-normalised, `dims` of them per row.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -34,19 +35,20 @@ from alpd.store.history.search import (
 from protocol import messages as m
 
 __all__ = [
+    "Candidate",
     "ChunkToEmbed",
     "Generation",
     "IndexCounts",
-    "candidate_hits",
+    "chunk_hits",
     "drop_generation",
     "embedded_through",
     "ensure_generation",
     "generations",
     "index_counts",
     "mark_ready",
+    "meaning_candidates",
     "pending_chunks",
     "read_entries_to_cut",
-    "units_of_entries",
     "vectors_of",
     "write_units",
     "write_vectors",
@@ -334,41 +336,79 @@ def vectors_of(
 # -- the meaning leg ------------------------------------------------------------------------
 
 
-def candidate_hits(
-    conn: BlockingTx,
-    uid: int,
-    params: m.HistorySearchParams,
-    chunk_ids: Sequence[int],
-) -> list[tuple[int, int, m.SearchHit]]:
-    """(chunk id, unit id, hit) for the candidates (best first) that pass the search's
-    filters, each entry re-hashed like keyword search's; the snippet is the chunk's start."""
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A chunk the meaning leg found that passes the search's filters, with what fusion needs
+    of its unit: its entries (to know a keyword hit inside it) and whether a sub-agent's
+    execution wrote it."""
+
+    chunk_id: int
+    unit_id: int
+    execution_id: str
+    role: str
+    first_entry: int
+    last_entry: int
+    sub_agent: bool
+
+
+def meaning_candidates(
+    conn: BlockingTx, uid: int, params: m.HistorySearchParams, chunk_ids: Sequence[int]
+) -> list[Candidate]:
+    """The candidates (best first) that pass the search's filters: ids only, one statement
+    (the hits a page shows are made by `chunk_hits`)."""
     if not chunk_ids:
         return []
     p = Params()
     filters = filters_sql(uid, params, p)
-    marks = ",".join(f"?{len(p.values) + i + 1}" for i in range(len(chunk_ids)))
+    ids = p("chunk_ids", json.dumps(list(chunk_ids)))
+    sql = f"""
+    SELECT c.id, c.unit_id, u.execution_id, u.role, u.first_entry, u.last_entry,
+        coalesce(e.kind = 'sub-agent', 0)
+    FROM search_chunks c JOIN search_units u ON u.id = c.unit_id
+    {HIT_JOINS.format(doc="c.entry_id")}
+    WHERE c.id IN (SELECT value FROM json_each({ids})) AND {filters}
+    """
+    rank = {chunk_id: i for i, chunk_id in enumerate(chunk_ids)}
+    found = [
+        Candidate(chunk_id, unit_id, execution_id, role, first, last, bool(sub_agent))
+        for chunk_id, unit_id, execution_id, role, first, last, sub_agent in conn.execute(
+            sql, p.values
+        )
+    ]
+    found.sort(key=lambda candidate: rank[candidate.chunk_id])
+    return found
+
+
+def chunk_hits(
+    conn: BlockingTx, params: m.HistorySearchParams, chunk_ids: Sequence[int]
+) -> dict[int, m.SearchHit]:
+    """The hit each chunk shows (chunk id → hit), its entry re-hashed like keyword search's;
+    the snippet is the chunk's text. For the page's hits only: each rebuilds its unit's
+    text."""
+    if not chunk_ids:
+        return {}
+    p = Params()
+    ids = p("chunk_ids", json.dumps(list(chunk_ids)))
     sql = f"""
     SELECT c.id AS chunk_id, c.unit_id, c.start, c.length, c.entry_id AS doc, 0.0 AS score,
         {HIT_COLUMNS}
     FROM search_chunks c {HIT_JOINS.format(doc="c.entry_id")}
-    WHERE c.id IN ({marks}) AND {filters}
+    WHERE c.id IN (SELECT value FROM json_each({ids}))
     """
-    rows = conn.execute(sql, [*p.values, *chunk_ids]).fetchall()
+    rows = conn.execute(sql, p.values).fetchall()
     check_entry_digests(rows)
     if not rows:
-        return []
+        return {}
     at = {name: i for i, name in enumerate(rows[0].keys())}
-    rank = {chunk_id: i for i, chunk_id in enumerate(chunk_ids)}
-    rows.sort(key=lambda row: rank[row[at["chunk_id"]]])
     texts: dict[int, str] = {}
-    found = []
+    found: dict[int, m.SearchHit] = {}
     for row in rows:
         unit_id = row[at["unit_id"]]
         if unit_id not in texts:
             texts[unit_id] = unit_text(conn, unit_id)
         start, length = row[at["start"]], row[at["length"]]
         snippet = _snippet(texts[unit_id][start : start + length])
-        found.append((row[at["chunk_id"]], unit_id, hit_from_row(row, at, snippet)))
+        found[row[at["chunk_id"]]] = hit_from_row(row, at, snippet)
     return found
 
 
@@ -378,17 +418,3 @@ SNIPPET_CHARS: Final = 200
 def _snippet(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
-
-
-def units_of_entries(conn: BlockingTx, entries: Sequence[tuple[int, str, str]]) -> dict[int, int]:
-    """The unit each (entry id, execution id, role) belongs to, when it belongs to one."""
-    found: dict[int, int] = {}
-    for entry_id, execution_id, role in entries:
-        row = conn.execute(
-            "SELECT id FROM search_units WHERE execution_id = ? AND role = ? "
-            "AND first_entry <= ?3 AND last_entry >= ?3 ORDER BY first_entry DESC LIMIT 1",
-            (execution_id, role, entry_id),
-        ).fetchone()
-        if row is not None:
-            found[entry_id] = row[0]
-    return found

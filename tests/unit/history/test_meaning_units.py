@@ -90,3 +90,22 @@ def test_rrf_scores_every_key_once_by_its_best_rank(legs: list[list[int]]) -> No
     fused = fuse(legs)
     assert len({key for key, _ in fused}) == len(fused) == len({k for leg in legs for k in leg})
     assert [s for _, s in fused] == sorted((s for _, s in fused), reverse=True)
+
+
+def test_a_sub_agents_hit_is_moved_down_five_ranks_in_each_leg() -> None:
+    # "s" (a sub-agent's) leads both legs; demoted, it counts as rank 6 in each
+    fused = fuse([["s", "a", "b"], ["s", "b", "a"]], demoted={"s"})
+    assert [key for key, _ in fused] == ["a", "b", "s"]
+    assert dict(fused)["s"] == 2 / (60 + 6)
+    # without the demotion it leads
+    assert fuse([["s", "a", "b"], ["s", "b", "a"]])[0][0] == "s"
+
+
+@given(st.lists(st.lists(st.integers(0, 30), max_size=20), max_size=3), st.sets(st.integers(0, 30)))
+def test_demotion_lowers_only_the_demoted_and_never_drops_a_key(
+    legs: list[list[int]], demoted: set[int]
+) -> None:
+    plain, moved = dict(fuse(legs)), dict(fuse(legs, demoted=demoted))
+    assert plain.keys() == moved.keys()
+    for key, score in moved.items():
+        assert score < plain[key] if key in demoted else score == plain[key]

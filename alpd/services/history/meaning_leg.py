@@ -1,0 +1,152 @@
+"""The meaning leg of a search (docs/search.md): the answering generation's vectors in
+memory (`Matrix`, float32, loaded on the first search and extended as the index grows), the
+query's vector against all of them (numpy, brute force), and the best chunks filtered in SQL
+with keyword search's filters, 4 × more while too few pass.
+
+`MeaningIndex.plan` prepares a search on the loop's side (no hop: the query's vector comes
+from its cache, or from an endpoint in a worker thread); `meaning_leg` runs inside the
+search's one hop to the reader's thread, and `MeaningIndex.adopt` keeps what it learnt (the
+extended matrix, the query's vector). Ids only: the hits a page shows are made for those
+shown (`alpd.store.history.vectors.chunk_hits`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from alpd.store.db import BlockingTx
+from alpd.store.history import vectors as store
+from protocol import messages as m
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from alpd.services.history.embedders import Embedder
+
+__all__ = ["LegPlan", "LegResult", "Matrix", "Scored", "empty_matrix", "meaning_leg"]
+
+
+@dataclass
+class Matrix:
+    """The answering generation's vectors in memory: rows `[:count]` of `vectors`, the
+    chunk id of each row in `ids`. Grown by appending (a search holds the arrays it
+    started with)."""
+
+    generation: int
+    ids: npt.NDArray[np.int64]
+    vectors: npt.NDArray[np.float32]
+    count: int
+    loaded_through: int
+
+
+@dataclass(frozen=True)
+class LegPlan:
+    generation: store.Generation
+    embedder: Embedder
+    matrix: Matrix
+    #: the query's vector, or None: the hop embeds it (a local model, microseconds)
+    vector: npt.NDArray[np.float32] | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Scored:
+    candidate: store.Candidate
+    cosine: float
+
+
+@dataclass(frozen=True)
+class LegResult:
+    #: the best chunk of each unit that passed the filters, best first, at most `want`
+    found: list[Scored]
+    matrix: Matrix
+    vector: npt.NDArray[np.float32]
+    text: str
+
+
+def meaning_leg(
+    plan: LegPlan, uid: int, params: m.HistorySearchParams, want: int, conn: BlockingTx
+) -> LegResult:
+    """The meaning leg, on the reader's thread inside a search's one hop: the matrix
+    extended with the vectors embedded since it was loaded, the query embedded (when not
+    cached), the product (numpy releases the GIL: the loop runs meanwhile), the best chunks
+    filtered in SQL, 4 × more while too few pass. Ids only: the page's hits are made for
+    those shown (`store.chunk_hits`)."""
+    matrix = _extended(plan.matrix, plan.generation, conn)
+    vector = plan.vector
+    if vector is None:
+        vector = plan.embedder.embed([plan.text])[0]
+    scores = _scores(matrix, vector)
+    candidates = want
+    while True:
+        ranked = _top(matrix, scores, candidates)
+        cosine = dict(ranked)
+        chosen = [c for c, _ in ranked]
+        best: dict[int, Scored] = {}
+        for candidate in store.meaning_candidates(conn, uid, params, chosen):
+            if candidate.unit_id not in best:
+                best[candidate.unit_id] = Scored(candidate, cosine[candidate.chunk_id])
+        if len(best) >= want or len(ranked) < candidates:
+            return LegResult(list(best.values())[:want], matrix, vector, plan.text)
+        candidates *= 4
+
+
+def empty_matrix(generation: store.Generation) -> Matrix:
+    import numpy as np
+
+    return Matrix(
+        generation.id,
+        np.zeros(0, dtype=np.int64),
+        np.zeros((0, generation.dims), dtype=np.float32),
+        0,
+        0,
+    )
+
+
+def _extended(matrix: Matrix, generation: store.Generation, conn: BlockingTx) -> Matrix:
+    through = store.embedded_through(conn, generation.id)
+    while matrix.loaded_through < through:
+        rows = store.vectors_of(
+            conn, generation=generation.id, after_chunk=matrix.loaded_through, through=through
+        )
+        if not rows:
+            return replace(matrix, loaded_through=through)
+        matrix = _appended(matrix, rows, generation.dims)
+    return matrix
+
+
+def _appended(matrix: Matrix, rows: list[tuple[int, bytes]], dims: int) -> Matrix:
+    import numpy as np
+
+    need = matrix.count + len(rows)
+    ids, vectors = matrix.ids, matrix.vectors
+    if need > len(ids):
+        capacity = max(need, 2 * len(ids), 1024)
+        ids = np.resize(ids, capacity)
+        grown = np.zeros((capacity, dims), dtype=np.float32)
+        grown[: matrix.count] = vectors[: matrix.count]
+        vectors = grown
+    block = np.frombuffer(b"".join(vector for _, vector in rows), dtype="<f2").reshape(-1, dims)
+    ids[matrix.count : need] = [chunk_id for chunk_id, _ in rows]
+    vectors[matrix.count : need] = block
+    return Matrix(matrix.generation, ids, vectors, need, rows[-1][0])
+
+
+def _scores(matrix: Matrix, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    scores: npt.NDArray[np.float32] = matrix.vectors[: matrix.count] @ query
+    return scores
+
+
+def _top(matrix: Matrix, scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
+    """The best `k` chunks (id, cosine), best first; a chunk no closer than orthogonal to
+    the query is no hit."""
+    import numpy as np
+
+    if matrix.count == 0:
+        return []
+    k = min(k, matrix.count)
+    best = np.argpartition(-scores, k - 1)[:k] if k < matrix.count else np.arange(matrix.count)
+    best = best[np.argsort(-scores[best], kind="stable")]
+    return [(int(matrix.ids[i]), float(scores[i])) for i in best if scores[i] > 0.0]
