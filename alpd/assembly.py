@@ -19,6 +19,7 @@ import anyio
 import structlog
 
 from alpd.background.scheduler import Scheduler
+from alpd.channels.manager import Channels
 from alpd.clock import Clock
 from alpd.config import load_config
 from alpd.domain.config_fields import ConfigError
@@ -114,6 +115,15 @@ class Runtime:
         self.schedules = ScheduleService(self.executions, wake=lambda: self.scheduler.poke())
         self.scheduler = Scheduler(self.schedules, self.delivery)
         self.dispatcher = Dispatcher(handlers(self), resolve=self._thread_named)
+        #: the chat doors (alpd.channels): run by `daemon.py` when config.toml has them
+        self.channels = Channels(
+            self.daemon,
+            self.dispatcher,
+            lambda: self.executions.agents.channels,
+            self.history.sync_execution,
+        )
+        self.executions.after_settle.append(self.channels.after_settle)
+        self.reports.on_report.append(self.channels.on_report)
         #: set by `daemon/stop`: the daemon stops as on SIGTERM
         self.stop_requested = anyio.Event()
         self._web: WebServer | None = None
@@ -176,6 +186,7 @@ class Runtime:
                 state="serving" if web is not None and web.running else "off",
                 detail=web.url if web is not None and web.running else "`alp web` starts it",
             ),
+            *self.channels.task_states(),
         ]
 
     async def reconcile_forever(self, interval: float) -> None:

@@ -206,6 +206,7 @@ async def _serve(
             tg.start_soon(
                 runtime.scheduler.run, lambda state: runtime.tasks.__setitem__(state.name, state)
             )
+            tg.start_soon(runtime.channels.run)
             if notifier.watchdog_interval is not None:
                 tg.start_soon(_watchdog, notifier, store, notifier.watchdog_interval)
             runtime.task_group = tg

@@ -217,3 +217,11 @@ class SessionAlreadyAdopted(AlpError):
     root's thread, execution and sequence (adopting is once per session, never a copy)."""
 
     name = "SESSION_ALREADY_ADOPTED"
+
+
+class ChannelNotConfigured(AlpError):
+    name = "CHANNEL_NOT_CONFIGURED"
+
+
+class ChannelUnavailable(AlpError):
+    name = "CHANNEL_UNAVAILABLE"

@@ -90,6 +90,14 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1040,
         "no settled root since the last clear is left to undo; older revisions stay readable",
     ),
+    "CHANNEL_NOT_CONFIGURED": (
+        1110,
+        "the chat channel has no table in config.toml, or its secrets cannot be read",
+    ),
+    "CHANNEL_UNAVAILABLE": (
+        1111,
+        "the chat channel is configured but not running (another alpd holds it, or it fails)",
+    ),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

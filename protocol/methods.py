@@ -411,6 +411,36 @@ METHODS: dict[str, MethodSpec] = {
         "from inside a run: a memory proposal into the person's inbox (never a memory)",
         errors=("PIN_OUTSIDE_EXECUTION",),
     ),
+    "channel/list": MethodSpec(
+        m.ChannelListParams,
+        m.ChannelListResult,
+        "the chat doors (Telegram, WeCom): configured or not, their state, who may speak",
+    ),
+    "channel/pair": MethodSpec(
+        m.ChannelPairParams,
+        m.ChannelPairResult,
+        "a one-time code that binds the chat sender who sends it to this alpd's owner",
+        errors=("CHANNEL_NOT_CONFIGURED", "CHANNEL_UNAVAILABLE"),
+    ),
+    "channel/unpair": MethodSpec(
+        m.ChannelUnpairParams,
+        m.ChannelUnpairResult,
+        "take a sender off a channel's allow-list",
+    ),
+    "thread/say": MethodSpec(
+        m.SayParams,
+        m.SayResult,
+        "a person's turn typed at a chat door: an interactive root of the idle thread, "
+        "else queued or injected into the running one (as thread/push decides)",
+        errors=(*_LAUNCH, "QUEUE_FULL"),
+    ),
+    "approval/request": MethodSpec(
+        m.ApprovalParams,
+        m.ApprovalResult,
+        "a run asks the person (on a paired chat) for a permission; deny by the timeout",
+        blocking=True,
+        errors=("PIN_OUTSIDE_EXECUTION",),
+    ),
 }
 
 #: what a run may not aim at another thread than its own, or may not ask at all (only the
@@ -438,6 +468,9 @@ NOT_FROM_A_RUN_METHODS = (
     "memory/retract",
     "memory/review",
     "memory/promote",
+    "channel/pair",
+    "channel/unpair",
+    "thread/say",
 )
 for _name in NOT_FROM_A_RUN_METHODS:
     METHODS[_name] = replace(METHODS[_name], errors=(*METHODS[_name].errors, "NOT_FROM_A_RUN"))

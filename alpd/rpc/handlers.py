@@ -13,6 +13,7 @@ from alpd.errors import KindNotAllowed
 from alpd.rpc.dispatch import Handler, Session
 from alpd.runtimes.registry import adapters
 from alpd.services.conversation import activity, delivery
+from alpd.services.conversation import say as saying
 from alpd.services.conversation.wake import refuse_claimed_kind
 from alpd.services.history import importer, search
 from alpd.services.recap.views import recap_state
@@ -311,6 +312,32 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         await refuse_runs(store, session.caller, "open the web page (`alp web`)")
         return rt.web().open()
 
+    async def say(session: Session, params: m.SayParams) -> m.SayResult:
+        await refuse_runs(store, session.caller, "speak as the person (thread/say)")
+        speaker = getattr(session, "speaker", None) or f"uid:{session.caller.uid}"
+        return await saying.say(rt.delivery, session.caller, params, session.door, speaker)
+
+    async def channel_list(session: Session, params: m.ChannelListParams) -> m.ChannelListResult:
+        return m.ChannelListResult(channels=await rt.channels.states())
+
+    async def channel_pair(session: Session, params: m.ChannelPairParams) -> m.ChannelPairResult:
+        await refuse_runs(store, session.caller, "pair a chat sender (`alp channel pair`)")
+        return rt.channels.pair(params.channel)
+
+    async def channel_unpair(
+        session: Session, params: m.ChannelUnpairParams
+    ) -> m.ChannelUnpairResult:
+        await refuse_runs(store, session.caller, "unpair a chat sender (`alp channel unpair`)")
+        removed = await rt.channels.pairing.unpair(params.channel, params.sender)
+        return m.ChannelUnpairResult(channel=params.channel, sender=params.sender, removed=removed)
+
+    async def approval(session: Session, params: m.ApprovalParams) -> m.ApprovalResult:
+        limit = ex.agents.channels.approval_timeout
+        timeout = limit if params.timeout is None else min(params.timeout, limit)
+        return await rt.channels.approvals.request(
+            session.caller, msgspec.structs.replace(params, timeout=timeout)
+        )
+
     table: dict[str, Any] = {
         "memory/add": memory_add,
         "memory/list": memory_list,
@@ -320,6 +347,11 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "memory/review": memory_review,
         "memory/promote": memory_promote,
         "memory/propose": memory_propose,
+        "thread/say": say,
+        "channel/list": channel_list,
+        "channel/pair": channel_pair,
+        "channel/unpair": channel_unpair,
+        "approval/request": approval,
         "web/open": web_open,
         "schedule/create": schedule_create,
         "schedule/list": schedule_list,

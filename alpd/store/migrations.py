@@ -754,6 +754,55 @@ V21_MEMORY: Final = (
     """,
 )
 
+# The chat doors (issue 23; alpd/channels/): where each bot's long poll stands (so a restart
+# handles no update twice), who may speak through a channel (bound to this alpd's owner,
+# changed only from a local door), which thread each chat talks to, and the one-time nonces
+# of the Approve / Deny buttons sent to a chat.
+V22_CHANNELS: Final = (
+    """
+    CREATE TABLE channel_cursors (
+        channel     TEXT NOT NULL,
+        account     TEXT NOT NULL,
+        next_offset INTEGER NOT NULL,
+        PRIMARY KEY (channel, account)
+    ) STRICT, WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE channel_senders (
+        channel   TEXT NOT NULL,
+        sender    TEXT NOT NULL,
+        owner_uid INTEGER NOT NULL,
+        chat      TEXT NOT NULL,
+        name      TEXT,
+        paired_at TEXT NOT NULL,
+        PRIMARY KEY (channel, sender)
+    ) STRICT, WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE channel_chats (
+        channel    TEXT NOT NULL,
+        chat       TEXT NOT NULL,
+        thread_id  TEXT REFERENCES threads (id),
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (channel, chat)
+    ) STRICT, WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE channel_prompts (
+        nonce       TEXT PRIMARY KEY,
+        channel     TEXT NOT NULL,
+        chat        TEXT NOT NULL,
+        message     TEXT,
+        subject     TEXT NOT NULL CHECK (subject IN ('inbox', 'permission')),
+        subject_id  TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        answered_at TEXT,
+        answer      TEXT CHECK (answer IN ('approve', 'deny', 'expired'))
+    ) STRICT
+    """,
+    "CREATE INDEX channel_prompts_by_subject ON channel_prompts (subject, subject_id)",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -776,6 +825,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V19_MEANING_INDEX,
     V20_DELIVERY_RUNS,
     V21_MEMORY,
+    V22_CHANNELS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

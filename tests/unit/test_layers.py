@@ -20,7 +20,7 @@ ALPD = ROOT / "alpd"
 #: what a statement of SQL starts with; the store is the only place that may say it
 SQL_WORD = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b")
 #: the packages that ask the store for work and must not write SQL or hold a connection
-SQL_FREE = ("services", "web", "background", "rpc", "runtimes", "supervisor")
+SQL_FREE = ("services", "web", "channels", "background", "rpc", "runtimes", "supervisor")
 #: a file longer than this says why in a comment starting with `# long:`
 LONG_FILE = 420
 
@@ -83,7 +83,17 @@ def test_the_client_imports_nothing_of_the_daemon() -> None:
 FORBIDDEN = {
     "alpd/domain": ("alpd.store", "alpd.services", "alpd.rpc", "alpd.web", "alpd.background"),
     "alpd/store": ("alpd.services", "alpd.rpc", "alpd.web", "alpd.background"),
-    "alpd/services": ("alpd.rpc", "alpd.web", "alpd.background", "alpd.daemon", "alpd.assembly"),
+    "alpd/services": (
+        "alpd.rpc",
+        "alpd.web",
+        "alpd.channels",
+        "alpd.background",
+        "alpd.daemon",
+        "alpd.assembly",
+    ),
+    # a chat door reaches the services through the dispatcher, as the page does; its
+    # state (cursors, paired senders, nonces) through alpd.services.channels, never the store
+    "alpd/channels": ("alpd.store", "alpd.web", "alpd.background", "alpd.daemon", "alpd.assembly"),
 }
 
 
@@ -108,6 +118,7 @@ CAPABILITY_USES = {
     "schedules": {"threads", "runs", "conversation"},
     "recap": {"threads", "runs", "history", "conversation"},
     "memory": {"threads", "runs"},
+    "channels": {"runs"},
 }
 
 

@@ -57,6 +57,7 @@ from typing import Final
 
 import msgspec
 
+from alpd.domain.channel_settings import ChannelSettings, parse_channel_settings
 from alpd.domain.config_fields import (
     ConfigError,
     Failer,
@@ -150,6 +151,8 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
     search: SearchSettings = SearchSettings()
     #: the `[memory]` table (alpd.domain.memory.settings)
     memory: MemorySettings = MemorySettings()
+    #: the `[channels]` tables: the chat doors (alpd.domain.channel_settings)
+    channels: ChannelSettings = ChannelSettings()
 
     def agent(self, name: str) -> AgentDefinition:
         """The agent called `name`, or AGENT_NOT_FOUND naming the agent, the known ones and
@@ -204,12 +207,12 @@ def parse_agents_config(
         raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
     fail = Failer(source, toml_text)
     for key in data:
-        known = ("agents", "runtimes", "handoff", "web", "recap", "search", "memory")
+        known = ("agents", "runtimes", "handoff", "web", "recap", "search", "memory", "channels")
         if key not in known and key not in other_sections:
             fail(
                 (key,),
                 f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web', "
-                "'recap', 'search' or 'memory')",
+                "'recap', 'search', 'memory' or 'channels')",
             )
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
@@ -226,6 +229,7 @@ def parse_agents_config(
     recap = parse_recap_settings(data.get("recap", {}), fail)
     search = parse_search_settings(fail, data.get("search"))
     memory = parse_memory_settings(fail, data.get("memory"))
+    channels = parse_channel_settings(fail, data.get("channels"))
     return AgentsConfig(
         agents=agents,
         runtimes=runtimes,
@@ -234,6 +238,7 @@ def parse_agents_config(
         recap=recap,
         search=search,
         memory=memory,
+        channels=channels,
     )
 
 

@@ -16,6 +16,7 @@ through the delivery path (`DeliveryService.submit`): the live parent may take i
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
@@ -63,6 +64,8 @@ class ReportService:
         self.history = history
         self.delivery = delivery
         self.d = delivery.d
+        #: told of every report written (the chat channels post them where asked)
+        self.on_report: list[Callable[[m.Report], Awaitable[None]]] = []
 
     async def after_settle(self, execution_id: str) -> None:
         subject = await store.report_subject(self.d.store, execution_id)
@@ -73,6 +76,11 @@ class ReportService:
         report = await self._write(execution_id)
         if report is None:
             return
+        for listener in self.on_report:
+            try:
+                await listener(report)
+            except Exception:
+                log.exception("report_listener_failed", execution=execution_id)
         if report.notify:
             await self._announce(report)
         if report.kind == "sub-agent" and report.parent_execution_id is not None:
