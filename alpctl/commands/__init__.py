@@ -62,6 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ps": ("ps", "what is running: jobs with their cost, the queue, schedules, services"),
     "activity": ("activity", "what ran, newest first, with its report and cost"),
     "web": ("web", "the web page: turn it on and print a one-time login URL"),
+    "channel": ("channel", "chat doors (Telegram, WeChat): list, pair a sender, unpair"),
     "daemon": ("daemon", "the daemon: status, ping, reload its config, stop"),
     "status": ("status", "the daemon's state (same as `alp daemon status`)"),
     "ping": ("ping", "is the daemon there? (same as `alp daemon ping`)"),
