@@ -172,8 +172,13 @@ def activity(result: dict[str, Any]) -> str:
             f"{duration(item.get('durationSeconds')):>8} {cost(item.get('costUsd')):>9}  "
             f"{title}  [{why}]"
         )
-        report = (item.get("report") or "").strip()
-        if report:
-            lines.append("    " + report.splitlines()[0][:160])
+        # the report's first line: a failed run's leads with the runtime's own error; the
+        # marker of a cut output is not a line worth the room
+        said = [
+            line for line in (item.get("report") or "").splitlines()
+            if line.strip() and not line.startswith("[… earlier output cut]")
+        ]  # fmt: skip
+        if said:
+            lines.append("    " + said[0][:160])
     lines.append(f"total {cost(result.get('costUsd'))} over {len(items)} run(s)")
     return "\n".join(lines)

@@ -65,6 +65,9 @@ def runtime_options(parser: Any) -> None:
         action="store_true",
         help="with --headless: print the run's output as it comes, until it settles",
     )
+    parser.add_argument(
+        "--raw", action="store_true", help="with --follow: the runtime's own output (its JSONL)"
+    )
 
 
 def split_runtime_args(argv: list[str]) -> tuple[list[str], list[str] | None]:

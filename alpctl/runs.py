@@ -57,7 +57,9 @@ def start_or_continue(args: Arguments, inv: Invocation, method: str, params: dic
         return EXIT_OK
     try:
         if args.follow:
-            result["execution"] = follow(client, execution["id"], inv.out.as_json)
+            shown = OutputPrinter(raw=args.raw, style=inv.out.style, tty=inv.out.tty)
+            printer = None if inv.out.as_json else shown
+            result["execution"] = follow(client, execution["id"], printer)
         else:
             result["execution"] = wait(client, execution["id"])
     except KeyboardInterrupt:
@@ -83,21 +85,76 @@ def wait(client: Client, execution_id: str) -> dict[str, Any]:
     return execution
 
 
-def follow(client: Client, execution_id: str, quiet: bool = False) -> dict[str, Any]:
-    """Print the run's stdout and stderr to ours as they grow, until it settles; its final
-    state. With `quiet` (JSON output) nothing is printed but the wait is the same."""
+def follow(client: Client, execution_id: str, printer: OutputPrinter | None) -> dict[str, Any]:
+    """Print the run's stdout and stderr as they grow (through `printer`; None: print
+    nothing, for JSON output, but wait the same), until it settles; its final state."""
     offsets = {"stdoutOffset": 0, "stderrOffset": 0}
     while True:
         chunk = client.call("execution/logs", {"executionId": execution_id, **offsets})
-        if not quiet:
-            sys.stdout.write(chunk["stdout"])
-            sys.stdout.flush()
-            sys.stderr.write(chunk["stderr"])
-            sys.stderr.flush()
+        if printer is not None:
+            printer.feed(chunk["stdout"], chunk["stderr"])
         grew = (chunk["stdoutOffset"], chunk["stderrOffset"]) != tuple(offsets.values())
         offsets = {"stdoutOffset": chunk["stdoutOffset"], "stderrOffset": chunk["stderrOffset"]}
         if chunk["settled"] and not grew:
+            if printer is not None:
+                printer.flush()
             execution: dict[str, Any] = client.call("execution/show", {"executionId": execution_id})
             return execution
         if not grew:
             client.call("execution/wait", {"executionId": execution_id, "timeout": FOLLOW_POLL})
+
+
+class OutputPrinter:
+    """A run's output to our stdout and stderr: as printed (`raw`), or each complete line of
+    Claude's stream-json and Codex's JSONL as conversation text (`alpctl.transcript_render`,
+    the shape `alp thread log` prints; a line that is not JSON is printed as it is). A
+    partial last line waits for its end (at most `PARTIAL_MAX` characters are held)."""
+
+    PARTIAL_MAX = 1 << 20
+
+    def __init__(self, *, raw: bool, style: Any, tty: bool) -> None:
+        import shutil
+
+        self.raw = raw
+        self.style = style
+        self.width = shutil.get_terminal_size((100, 24)).columns if tty else 100
+        self.partial = ""
+
+    def feed(self, stdout: str, stderr: str) -> None:
+        if self.raw:
+            sys.stdout.write(stdout)
+        elif stdout:
+            text = self.partial + stdout
+            lines = text.split("\n")
+            self.partial = lines.pop()
+            if len(self.partial) > self.PARTIAL_MAX:
+                lines.append(self.partial)
+                self.partial = ""
+            self._render(lines)
+        sys.stdout.flush()
+        if stderr:
+            sys.stderr.write(stderr)
+            sys.stderr.flush()
+
+    def flush(self) -> None:
+        """The last line, which ended without a newline: plain text stays as printed."""
+        if self.partial:
+            from protocol.runtime_output import event_of
+
+            if event_of(self.partial) is None:
+                sys.stdout.write(self.partial)
+            else:
+                self._render([self.partial])
+            self.partial = ""
+            sys.stdout.flush()
+
+    def _render(self, lines: list[str]) -> None:
+        from alpctl.transcript_render import render_stream_line
+
+        shown = [
+            render_stream_line(line, self.width, self.style) if line.strip() else line
+            for line in lines
+        ]
+        text = "\n".join(line for line in shown if line is not None)
+        if text:
+            sys.stdout.write(text + "\n")

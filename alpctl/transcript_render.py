@@ -1,9 +1,10 @@
 """Conversation text for a terminal: `alp thread log`'s items, and the lines of Claude's
 stream-json and Codex's JSONL (`--follow`, `alp execution logs`) in the same shape.
 
-Pure functions (stdlib only): an item or a JSON line in, text out. One shape everywhere:
-`HH:MM ZONE speaker  text` wrapped to the width under its text column; a tool call on one
-line (`⚙ name input → result`); markers dimmed. Colour comes from the caller's `Style`
+Pure functions (stdlib only): an item or a JSON line in, text out. The runtime's own error
+line is found by `protocol.runtime_output` (the daemon's reports use the same rule). One shape
+everywhere: `HH:MM ZONE speaker  text` wrapped to the width under its text column; a tool
+call on one line (`⚙ name input → result`); markers dimmed. Colour comes from the caller's `Style`
 (plain unless stdout is a terminal).
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 import json
 import textwrap
 from datetime import datetime
+
+from protocol.runtime_output import event_of, one_line, runtime_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,11 +41,6 @@ def local_clock(iso: str | None) -> str:
     local = moment.astimezone()
     day = "" if local.date() == datetime.now().astimezone().date() else local.strftime("%Y-%m-%d ")
     return f"{day}{local.strftime('%H:%M')} {local.strftime('%Z') or local.strftime('%z')}"
-
-
-def one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _block(head: str, text: str, width: int) -> str:
@@ -181,35 +179,13 @@ def _codex(event: dict[str, Any], width: int, style: Style) -> list[str]:
     return []
 
 
-def runtime_error(event: dict[str, Any]) -> str | None:
-    """The runtime's own error line from one event: Claude's failed `result`
-    (`Not logged in · Please run /login`), Codex's `error` / `turn.failed` message."""
-    kind = event.get("type")
-    if kind == "result" and (event.get("is_error") or event.get("subtype", "success") != "success"):
-        text = event.get("result") or event.get("error") or event.get("subtype")
-        return one_line(str(text), 300) if text else None
-    if kind == "error":
-        return one_line(str(event.get("message", "")), 300) or None
-    if kind == "turn.failed":
-        error = event.get("error") or {}
-        text = error.get("message") if isinstance(error, dict) else error
-        return one_line(str(text or ""), 300) or None
-    return None
-
-
 def render_stream_line(line: str, width: int, style: Style) -> str | None:
     """A line of a runtime's output as conversation text; None for a line with nothing to
     show (init, usage, turn markers); the line itself when it is not JSON."""
-    stripped = line.strip()
-    if not stripped:
+    if not line.strip():
         return None
-    if not stripped.startswith("{"):
-        return line.rstrip("\n")
-    try:
-        event = json.loads(stripped)
-    except ValueError:
-        return line.rstrip("\n")
-    if not isinstance(event, dict):
+    event = event_of(line)
+    if event is None:
         return line.rstrip("\n")
     kind = str(event.get("type", ""))
     if kind in ("assistant", "user", "result", "system"):
@@ -217,22 +193,3 @@ def render_stream_line(line: str, width: int, style: Style) -> str | None:
     else:
         lines = _codex(event, width, style)
     return "\n".join(lines) if lines else None
-
-
-def first_error_line(output: str) -> str | None:
-    """The runtime's own error in a run's output (JSONL events or plain stderr text): the
-    last error event's message, else the last line that says `error`."""
-    found: str | None = None
-    plain: str | None = None
-    for line in output.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("{"):
-            try:
-                event = json.loads(stripped)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                found = runtime_error(event) or found
-        elif "error" in stripped.lower() or "not logged in" in stripped.lower():
-            plain = one_line(stripped, 300)
-    return found or plain

@@ -28,6 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "printed to their terminal",
     )
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing until it settles")
+    logs.add_argument(
+        "--raw", action="store_true", help="the runtime's own output (its JSONL), as printed"
+    )
     add(sub, "cancel", "end it and every run it started")
     for action in sub.choices.values():
         action.add_argument("execution_id", help="the execution's id (exec_…)")
@@ -57,11 +60,16 @@ def read_all(client: Client, execution_id: str) -> dict[str, Any]:
 
 
 def logs(args: Arguments, inv: Invocation) -> int:
+    """What the run printed: Claude's and Codex's JSONL as conversation text (`--raw`: as
+    printed; `--json`: the daemon's chunk)."""
+    from alpctl.runs import OutputPrinter
+
+    printer = OutputPrinter(raw=args.raw, style=inv.out.style, tty=inv.out.tty)
     if args.follow and not inv.out.as_json:
         from alpctl.runs import follow, stopped_waiting
 
         try:
-            follow(inv.client, args.execution_id)
+            follow(inv.client, args.execution_id, printer)
         except KeyboardInterrupt:
             print(stopped_waiting(args.execution_id), file=sys.stderr)
             return EXIT_INTERRUPTED
@@ -70,12 +78,12 @@ def logs(args: Arguments, inv: Invocation) -> int:
     if inv.out.as_json:
         inv.out.json(chunk)
     else:
-        sys.stdout.write(chunk["stdout"])
-        sys.stderr.write(chunk["stderr"])
+        printer.feed(chunk["stdout"], chunk["stderr"])
+        printer.flush()
         if not chunk["headless"]:
             print(
                 f"alp: {args.execution_id} ran in a terminal: its output went there, not to "
-                "alpd (its transcript is in the history: `alp thread show`)",
+                "alpd (what it said: `alp thread log THREAD`)",
                 file=sys.stderr,
             )
     return EXIT_OK

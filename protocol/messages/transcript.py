@@ -66,8 +66,6 @@ class TranscriptParams(Wire):
     #: a tool call's whole stored input and result (the result's stored tail: history keeps
     #: the last 2 KiB of a tool's output), not their first `TRANSCRIPT_SHORT_CHARS`
     full: bool = False
-    #: each entry item with its line of the runtime's transcript (`raw`), secret-filtered
-    raw: bool = False
 
 
 class TranscriptTool(Wire):
@@ -112,8 +110,6 @@ class TranscriptItem(Wire):
     #: the history entry (entries only)
     entry_id: int | None = None
     model: str | None = None
-    #: the runtime's own transcript line (with `raw`; secret-filtered)
-    raw: str | None = None
 
 
 class TranscriptRoot(Wire):

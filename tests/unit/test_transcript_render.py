@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from alpctl.render import PLAIN
-from alpctl.transcript_render import first_error_line, render_item, render_stream_line
+from alpctl.transcript_render import render_item, render_stream_line
+from protocol.runtime_output import first_error_line
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runtimes"
 

@@ -8,6 +8,11 @@ final message, cost and duration. The rules, in the order they apply:
    else — for the `command` runtime, or a run that left no reply — the last `TAIL_LINES`
    lines of its output. Either way at most `MESSAGE_MAX_CHARS` characters are kept: the end
    of the text, where a conclusion is, with a marker saying what was cut.
+   A run that did not complete leads with the runtime's own error line when its output has
+   one (`protocol.runtime_output.first_error_line`: `Not logged in · Please run /login`),
+   so the first line — what `alp activity` and a notification show — is the cause; the
+   output's JSON event lines are then left out of the rest (they are the runtime's raw
+   stream, which `alp execution logs --raw` keeps), its plain lines kept.
 2. The message is secret-filtered (`alpd.domain.secrets.filter.redact`) before it is stored or
    announced; the filter's findings are counted, never kept.
 3. An announcement (`notification`) is one title line and a short body — the thread's title
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from alpd.domain.secrets.filter import redact
+from protocol.runtime_output import event_of
 
 TAIL_LINES: Final = 20
 MESSAGE_MAX_CHARS: Final = 4000
@@ -46,13 +52,24 @@ def _capped(text: str) -> str:
     return _CUT + text[-(MESSAGE_MAX_CHARS - len(_CUT)) :]
 
 
-def final_message(last_reply: str | None, output: str | None) -> FinalMessage:
-    """The report's message: the last reply if there is one, else the output's last lines."""
+def final_message(
+    last_reply: str | None, output: str | None, error_line: str | None = None
+) -> FinalMessage:
+    """The report's message: the last reply if there is one, else the output's last lines;
+    led by `error_line` when given (rule 1)."""
     if last_reply and last_reply.strip():
         text, source = last_reply.strip(), "transcript"
+    elif error_line:
+        plain = [line for line in (output or "").split("\n") if event_of(line) is None]
+        text, source = last_lines("\n".join(plain)), "output"
     else:
         text, source = last_lines(output or ""), "output"
-    filtered = redact(_capped(text))
+    if error_line:
+        rest = _capped(text) if text and text.strip() != error_line else ""
+        text = error_line + ("\n\n" + rest if rest else "")
+    else:
+        text = _capped(text)
+    filtered = redact(text)
     return FinalMessage(filtered.text, source, len(filtered.findings))
 
 

@@ -2,7 +2,8 @@
 
 After such an execution settles (`after_settle`), its transcript is copied first (so the
 final reply and the usage are known), then one report is written — outcome, final message
-(`alpd.domain.conversation.reports.final_message`: secret-filtered), cost, duration — at most one
+(`alpd.domain.conversation.reports.final_message`: secret-filtered; a failed run's leads
+with the runtime's own error line), cost, duration — at most one
 per execution (a UNIQUE key: a report written twice is written once). A daemon killed between
 the settle and the report writes it at its next start (`backfill`).
 
@@ -20,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
+import anyio
 import structlog
 
 from alpd.desktop import notify_desktop
@@ -34,6 +36,7 @@ from alpd.store.db import Tx
 from alpd.supervisor.supervisor import STDERR_FILE, STDOUT_FILE
 from protocol import jsonrpc
 from protocol import messages as m
+from protocol.runtime_output import first_error_line
 
 #: how much of a run's output is read to find its last lines
 OUTPUT_READ_BYTES: Final = 64 * 1024
@@ -41,16 +44,22 @@ OUTPUT_READ_BYTES: Final = 64 * 1024
 log = structlog.get_logger("alpd.reports")
 
 
-def _output(exec_dir: Path) -> str:
-    """The end of what the run printed: stdout, else stderr."""
-    for name in (STDOUT_FILE, STDERR_FILE):
-        with contextlib.suppress(OSError), (exec_dir / name).open("rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            if size:
-                f.seek(max(0, size - OUTPUT_READ_BYTES))
-                return f.read().decode("utf-8", errors="replace")
+def _tail(path: Path) -> str:
+    """The last `OUTPUT_READ_BYTES` of a file ("" when there is none)."""
+    with contextlib.suppress(OSError), path.open("rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - OUTPUT_READ_BYTES))
+        return f.read().decode("utf-8", errors="replace")
     return ""
+
+
+def _output(exec_dir: Path) -> tuple[str, str]:
+    """The end of what the run printed: (stdout, else stderr; the runtime's error line
+    in either)."""
+    stdout, stderr = _tail(exec_dir / STDOUT_FILE), _tail(exec_dir / STDERR_FILE)
+    error = first_error_line(stdout) or first_error_line(stderr) or ""
+    return (stdout or stderr), error
 
 
 def _wants_report(subject: ReportSubject) -> bool:
@@ -100,7 +109,9 @@ class ReportService:
         subject = await store.report_subject(self.d.store, execution_id)
         assert subject is not None
         reply = await store.final_reply(self.d.store, execution_id)
-        message = final_message(reply, _output(Path(subject.exec_dir)))
+        output, error = await anyio.to_thread.run_sync(_output, Path(subject.exec_dir))
+        failed = subject.outcome not in (None, "completed")
+        message = final_message(reply, output, error if failed else None)
         at = self.d.clock.now_iso()
 
         async def unit(tx: Tx) -> m.Report | None:

@@ -3,6 +3,8 @@ capped from its end, secret-filtered; and a notification short enough for a desk
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,6 +17,8 @@ from alpd.domain.conversation.reports import (
     last_lines,
     notification,
 )
+from alpd.domain.secrets.filter import redact
+from protocol.runtime_output import first_error_line
 
 SECRET = "ghp_" + "a1B2" * 9
 
@@ -68,3 +72,39 @@ def test_no_notifier_means_no_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     assert notifier_argv("t", "b", platform="linux") is None
     assert notifier_argv("t", "b", platform="darwin") is None
+
+
+def _claude_not_logged_in() -> str:
+    """What `claude -p --output-format stream-json` prints when it is not logged in: an init
+    event, a synthetic assistant message, then a failed result — kilobytes of JSON."""
+    init = {"type": "system", "subtype": "init", "tools": ["Bash"] * 200, "session_id": "s"}
+    said = {"type": "assistant", "message": {"content": [{"type": "text",
+            "text": "Not logged in · Please run /login"}]}}  # fmt: skip
+    result = {"type": "result", "subtype": "success", "is_error": True,
+              "result": "Not logged in · Please run /login", "total_cost_usd": 0}  # fmt: skip
+    return "\n".join(json.dumps(event) for event in (init, said, result)) + "\n"
+
+
+def test_a_failed_runs_report_leads_with_the_runtimes_own_error_line() -> None:
+    output = _claude_not_logged_in() * 30
+    error = first_error_line(output)
+    assert error == "Not logged in · Please run /login"
+    message = final_message(None, output, error)
+    assert message.text.splitlines()[0] == "Not logged in · Please run /login"
+    assert "{" not in message.text  # the JSON events are the raw stream, not the report
+
+
+def test_an_error_line_leads_a_reply_and_the_plain_lines_of_stderr() -> None:
+    message = final_message("I could not reach the API.", "", "Error: connect ECONNREFUSED")
+    assert message.text == "Error: connect ECONNREFUSED\n\nI could not reach the API."
+    same = final_message("Error: connect ECONNREFUSED", "", "Error: connect ECONNREFUSED")
+    assert same.text == "Error: connect ECONNREFUSED"
+    plain = final_message(None, "retrying\nError: quota exceeded\n", "Error: quota exceeded")
+    assert plain.text == "Error: quota exceeded\n\nretrying\nError: quota exceeded"
+
+
+@given(st.text(max_size=2000), st.text(min_size=1, max_size=300).filter(str.strip))
+def test_with_an_error_line_the_message_starts_with_it(output: str, error: str) -> None:
+    line = " ".join(error.split())
+    first = final_message(None, output, line).text.split("\n")[0]
+    assert first == redact(line).text
