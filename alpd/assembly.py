@@ -29,6 +29,8 @@ from alpd.events import EventBus
 from alpd.rpc.connection import ConnectionLimits, InFlight
 from alpd.rpc.dispatch import Dispatcher, Handler, Session
 from alpd.rpc.listener import connection_cap
+from alpd.services.checkpoints.retention import Retention
+from alpd.services.checkpoints.service import CheckpointService
 from alpd.services.context import Daemon
 from alpd.services.conversation.delivery import DeliveryService
 from alpd.services.conversation.handoffs import HandoffService
@@ -58,6 +60,7 @@ BACKGROUND_TASKS: Final = (
     "meaning-index",
     "delivery",
     "scheduler",
+    "checkpoints",
 )
 
 log = structlog.get_logger("alpd")
@@ -95,6 +98,14 @@ class Runtime:
         self.connections: dict[int, int] = {}
         self.max_connections = connection_cap(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         self.tasks: dict[str, m.TaskState] = {}
+        #: file checkpoints before and after every root (docs/checkpoints.md); the first
+        #: after-settle hook, so the files are read before a delivery can wake the next root
+        self.checkpoints = CheckpointService(
+            self.daemon, config.home, lambda: self.executions.agents.checkpoints
+        )
+        self.executions.before_start.append(self.checkpoints.before_root)
+        self.executions.after_settle.append(self.checkpoints.after_settle)
+        self.retention = Retention(self.checkpoints)
         self.history = HistoryService(self.executions)
         self.executions.after_settle.append(self.history.after_settle)
         #: the meaning index (docs/search.md), built by its background task

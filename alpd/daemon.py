@@ -204,6 +204,9 @@ async def _serve(
             )
             tg.start_soon(runtime.reports.backfill)
             tg.start_soon(
+                runtime.retention.run, lambda state: runtime.tasks.__setitem__(state.name, state)
+            )
+            tg.start_soon(
                 runtime.scheduler.run, lambda state: runtime.tasks.__setitem__(state.name, state)
             )
             tg.start_soon(runtime.channels.run)

@@ -225,3 +225,17 @@ class ChannelNotConfigured(AlpError):
 
 class ChannelUnavailable(AlpError):
     name = "CHANNEL_UNAVAILABLE"
+
+
+class CheckpointNotFound(AlpError):
+    """No file checkpoint of the step asked for: none was taken (checkpoints off, a root
+    older than them, a failure logged at the time) or retention dropped it."""
+
+    name = "CHECKPOINT_NOT_FOUND"
+
+
+class WorkspaceChanged(AlpError):
+    """A file restore that would lose changes made after the step ended; `data.changed`
+    lists them (restore with force to go ahead: the restore is itself undoable)."""
+
+    name = "WORKSPACE_CHANGED"

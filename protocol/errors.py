@@ -98,6 +98,14 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1111,
         "the chat channel is configured but not running (another alpd holds it, or it fails)",
     ),
+    "CHECKPOINT_NOT_FOUND": (
+        1120,
+        "no file checkpoint of that root (none taken, or dropped by retention)",
+    ),
+    "WORKSPACE_CHANGED": (
+        1121,
+        "the files changed since that step ended; a restore would lose those changes",
+    ),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

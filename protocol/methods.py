@@ -136,6 +136,21 @@ METHODS: dict[str, MethodSpec] = {
             "AGENT_NOT_FOUND",
         ),
     ),
+    "thread/diff": MethodSpec(
+        m.ThreadDiffParams,
+        m.ThreadDiffResult,
+        "what a root (default: the last step) changed in the workspace's files, from its "
+        "checkpoints before and after: files with line counts, and the patch (cut)",
+        errors=(*_THREAD, "CHECKPOINT_NOT_FOUND", *_POLICY),
+    ),
+    "thread/restore": MethodSpec(
+        m.ThreadRestoreParams,
+        m.ThreadRestoreResult,
+        "put the workspace's files back to before a root (default: undo the last step, a "
+        "restore included); refused when they changed since, unless force; the restore is "
+        "checkpointed, so it can be undone",
+        errors=(*_THREAD, "CHECKPOINT_NOT_FOUND", "WORKSPACE_CHANGED", "THREAD_BUSY", *_POLICY),
+    ),
     "thread/recap": MethodSpec(
         m.ThreadRecapParams,
         m.ThreadRecap,
@@ -450,6 +465,7 @@ NOT_FROM_A_RUN_METHODS = (
     "thread/clear",
     "thread/undo",
     "thread/adopt",
+    "thread/restore",
     "thread/push",
     "thread/continue",
     "schedule/create",

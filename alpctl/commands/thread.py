@@ -1,5 +1,5 @@
 """`alp thread ACTION`: create, continue, list, show, context, close, archive, clear, undo,
-log, adopt, reconcile, sync."""
+log, adopt, reconcile, sync, diff, restore."""
 
 from __future__ import annotations
 
@@ -62,6 +62,46 @@ def _revised(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--if-revision", type=int, dest="if_revision", help=_IF_REVISION)
 
 
+def _undo(parser: argparse.ArgumentParser) -> None:
+    _revised(parser)
+    _file_options(parser)
+
+
+def _file_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--files",
+        action="store_true",
+        help="the workspace's files instead of the context: back to before the last step",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="even if the files changed since (--files)"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", dest="dry_run", help="only list what would change"
+    )
+
+
+def _restore(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
+    parser.add_argument("--root", type=int, required=True, help="back to before root #N")
+    _file_options(parser)
+
+
+def _diff(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
+    parser.add_argument("--root", type=int, help="root #N (default: the last step)")
+    parser.add_argument(
+        "--stat", action="store_true", help="the changed files only, without the patch"
+    )
+    parser.add_argument(
+        "--max-patch-bytes",
+        type=int,
+        dest="max_patch_bytes",
+        default=256 * 1024,
+        help="cut the patch here (up to 1 MiB)",
+    )
+
+
 def _log(parser: argparse.ArgumentParser) -> None:
     from alpctl.history_cli import parse_time
 
@@ -107,7 +147,13 @@ ACTIONS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "close": ("close a thread for good (refused while a root runs)", _revised),
     "archive": ("archive a closed thread (hidden from `alp thread list`)", _revised),
     "clear": ("start clean: an empty working context (older revisions stay readable)", _revised),
-    "undo": ("take back the last settled root's contribution (never past a clear)", _revised),
+    "undo": (
+        "take back the last settled root's contribution (never past a clear); --files: "
+        "its changes to the files",
+        _undo,
+    ),
+    "diff": ("what a root changed in the files (from its checkpoints)", _diff),
+    "restore": ("put the files back to before root #N (--root N --files)", _restore),
     "log": ("the conversation: prompts, replies, tool calls, pushes, reports, markers", _log),
     "adopt": ("an imported session (`alp import`) becomes a root to read and continue", _adopt),
     "reconcile": ("settle the thread's dead roots as interrupted", _by_id),
@@ -141,6 +187,28 @@ def _stepped(result: dict[str, Any]) -> str:
         f"{done}\n  the previous context stays readable: "
         f"alp thread context {thread_id} --rev {step['replacedRevision']}"
     )
+
+
+def _restore_files(args: Arguments, inv: Invocation) -> int:
+    """`thread/restore`: the plan first (printed), then the restore unless --dry-run."""
+    from alpctl import checkpoints_render
+
+    if not args.files:
+        raise UsageError(
+            "alp thread restore acts on the files: add --files (the context's undo is "
+            "`alp thread undo THREAD`)"
+        )
+    params: dict[str, Any] = {"threadId": args.id, "force": args.force}
+    if getattr(args, "root", None) is not None:
+        params["root"] = args.root
+    preview = inv.client.call("thread/restore", {**params, "dryRun": True})
+    if args.dry_run or not preview["changes"]:
+        inv.out.emit(preview, checkpoints_render.plan)
+        return EXIT_OK
+    if not inv.out.as_json:
+        print(checkpoints_render.plan(preview))
+    inv.out.emit(inv.client.call("thread/restore", params), checkpoints_render.restored)
+    return EXIT_OK
 
 
 def run(args: Arguments, inv: Invocation) -> int:
@@ -193,6 +261,15 @@ def run(args: Arguments, inv: Invocation) -> int:
     elif action == "reconcile":
         result = inv.client.call("thread/reconcile", {"threadId": args.id})
         out.emit(result, lambda r: f"settled {len(r['settled'])}: {' '.join(r['settled']) or '-'}")
+    elif action == "diff":
+        params = {"threadId": args.id, "maxPatchBytes": 0 if args.stat else args.max_patch_bytes}
+        if args.root is not None:
+            params["root"] = args.root
+        from alpctl import checkpoints_render
+
+        out.emit(inv.client.call("thread/diff", params), checkpoints_render.diff)
+    elif action == "restore" or (action == "undo" and args.files):
+        return _restore_files(args, inv)
     else:  # close, archive, clear, undo
         ref: dict[str, Any] = {"threadId": args.id}
         if args.if_revision is not None:

@@ -302,8 +302,18 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         uptime = time.monotonic() - rt.started
         result = await activity.ps(schedules, session.caller, params, rt.task_states(), uptime)
         return msgspec.structs.replace(
-            result, recap=recap_state(rt.recaps.availability()), search=rt.meaning.state()
+            result,
+            recap=recap_state(rt.recaps.availability()),
+            search=rt.meaning.state(),
+            checkpoints=rt.retention.state(),
         )
+
+    async def diff(session: Session, params: m.ThreadDiffParams) -> m.ThreadDiffResult:
+        return await rt.checkpoints.diff(session.caller, params)
+
+    async def restore(session: Session, params: m.ThreadRestoreParams) -> m.ThreadRestoreResult:
+        await refuse_runs(store, session.caller, "restore a thread's files (`alp thread restore`)")
+        return await rt.checkpoints.restore(session.caller, params)
 
     async def activity_list(session: Session, params: m.ActivityParams) -> m.ActivityResult:
         return await activity.activity(schedules, session.caller, params)
@@ -380,6 +390,8 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "thread/recap": recap,
         "thread/transcript": transcript,
         "thread/adopt": adopt,
+        "thread/diff": diff,
+        "thread/restore": restore,
         "thread/reconcile": reconcile,
         "context/pin": pin,
         "execution/attach": attach,

@@ -9,8 +9,8 @@ domain, one module each: `base` (`Wire`, shared value types, the bounds of param
 `daemon`, `threads` (and `events/subscribe`), `executions` (and reports), `history`,
 `handoffs` (and the inbox), `thread_show` (and clear, undo, recap), `delivery`,
 `schedules`, `ps` (and `activity/list`), `transcript` (and `thread/adopt`), `memory` (and
-its inbox items), `channels` (and `thread/say`, `approval/request`). Each module's `__all__`
-is what it adds here.
+its inbox items), `channels` (and `thread/say`, `approval/request`), `checkpoints`
+(`thread/diff`, `thread/restore`). Each module's `__all__` is what it adds here.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 from protocol.messages.base import *  # noqa: F403
 from protocol.messages.base import Wire
 from protocol.messages.channels import *  # noqa: F403
+from protocol.messages.checkpoints import *  # noqa: F403
 from protocol.messages.daemon import *  # noqa: F403
 from protocol.messages.delivery import *  # noqa: F403
 from protocol.messages.executions import *  # noqa: F403

@@ -8,6 +8,7 @@ from typing import Annotated, get_args
 import msgspec
 
 from protocol.messages.base import ExecutionStatus, Kind, Outcome, Wire, documented
+from protocol.messages.checkpoints import CheckpointsState
 from protocol.messages.daemon import TaskState
 from protocol.messages.executions import Origin, Usage
 from protocol.messages.history import MeaningIndexState
@@ -110,6 +111,8 @@ class PsResult(Wire):
     leftovers: list[PsLeftover] = msgspec.field(default_factory=list)
     #: the meaning index: off (and why), building (n of N, rate), stale, ready
     search: MeaningIndexState | None = None
+    #: the file checkpoints: their size on disk, workspaces, entries, caps
+    checkpoints: CheckpointsState | None = None
 
 
 class ActivityParams(Wire):

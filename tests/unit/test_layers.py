@@ -119,6 +119,7 @@ CAPABILITY_USES = {
     "recap": {"threads", "runs", "history", "conversation"},
     "memory": {"threads", "runs"},
     "channels": {"runs"},
+    "checkpoints": {"threads", "runs"},
 }
 
 

@@ -58,6 +58,7 @@ from typing import Final
 import msgspec
 
 from alpd.domain.channel_settings import ChannelSettings, parse_channel_settings
+from alpd.domain.checkpoints.settings import CheckpointSettings, parse_checkpoint_settings
 from alpd.domain.config_fields import (
     ConfigError,
     Failer,
@@ -153,6 +154,8 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
     memory: MemorySettings = MemorySettings()
     #: the `[channels]` tables: the chat doors (alpd.domain.channel_settings)
     channels: ChannelSettings = ChannelSettings()
+    #: the `[checkpoints]` table: file checkpoints of every root (alpd.domain.checkpoints)
+    checkpoints: CheckpointSettings = CheckpointSettings()
 
     def agent(self, name: str) -> AgentDefinition:
         """The agent called `name`, or AGENT_NOT_FOUND naming the agent, the known ones and
@@ -207,12 +210,22 @@ def parse_agents_config(
         raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
     fail = Failer(source, toml_text)
     for key in data:
-        known = ("agents", "runtimes", "handoff", "web", "recap", "search", "memory", "channels")
+        known = (
+            "agents",
+            "runtimes",
+            "handoff",
+            "web",
+            "recap",
+            "search",
+            "memory",
+            "channels",
+            "checkpoints",
+        )
         if key not in known and key not in other_sections:
             fail(
                 (key,),
                 f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web', "
-                "'recap', 'search', 'memory' or 'channels')",
+                "'recap', 'search', 'memory', 'channels' or 'checkpoints')",
             )
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
@@ -230,6 +243,7 @@ def parse_agents_config(
     search = parse_search_settings(fail, data.get("search"))
     memory = parse_memory_settings(fail, data.get("memory"))
     channels = parse_channel_settings(fail, data.get("channels"))
+    checkpoints = parse_checkpoint_settings(fail, data.get("checkpoints"))
     return AgentsConfig(
         agents=agents,
         runtimes=runtimes,
@@ -239,6 +253,7 @@ def parse_agents_config(
         search=search,
         memory=memory,
         channels=channels,
+        checkpoints=checkpoints,
     )
 
 

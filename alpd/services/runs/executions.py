@@ -71,6 +71,8 @@ log = structlog.get_logger("alpd.executions")
 AfterSettle = Callable[[str], Awaitable[None]]
 #: told of each clear or undo: (the thread, the context revision the step wrote)
 AfterStep = Callable[[str, int], Awaitable[None]]
+#: told of each root reserved, before its program starts (the file checkpoint before it)
+BeforeStart = Callable[[str], Awaitable[None]]
 
 
 class Executions:
@@ -83,6 +85,7 @@ class Executions:
         self.supervisor: Supervisor | None = None
         self.after_settle: list[AfterSettle] = []
         self.after_step: list[AfterStep] = []
+        self.before_start: list[BeforeStart] = []
         self._settled: dict[str, anyio.Event] = {}
         #: settles in flight, their after-settle hooks included (`settles_done`)
         self._settling = 0
@@ -175,6 +178,11 @@ class Executions:
             result, spec, policy = await self.d.store.write(unit)
         self._settled[execution_id] = anyio.Event()
         self.publish(result.execution, "reserved")
+        for hook in self.before_start:
+            try:
+                await hook(execution_id)
+            except Exception:
+                log.exception("before_start_failed", execution=execution_id)
         if params.headless:
             args = run_args(prepared.agent, prepared.request)
             result = await self._start_headless(caller, result, spec, policy, args)
