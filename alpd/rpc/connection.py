@@ -18,8 +18,9 @@ per frame, not per read, so a byte a minute does not keep it alive. A connection
 no partial frame, no subscription and no blocking call in flight is closed after
 `idle_timeout` seconds of silence (spread the same way; clients reconnect; an idle crowd
 must not hold the per-uid connection cap forever): one watchdog task per connection keeps
-that deadline, re-armed from the time the current wait began, so a read costs a clock read
-rather than a cancel scope and a timer of its own (a fifth of a ping). No failure of one
+that deadline and the partial frame's, re-armed from the time the current wait began, so a
+read costs a clock read rather than a cancel scope and a timer of its own (a fifth of a
+ping; for a slowloris crowd, most of what its every byte cost). No failure of one
 frame can end the daemon: anything unexpected is logged and answered with a bare -32603,
 and anything that escapes a connection ends only that connection (`alpd.daemon`).
 """
@@ -118,7 +119,11 @@ class Connection:
         self._subscriber: Subscriber | None = None
         self._tg: TaskGroup | None = None
         self._farewell: bytes | None = None
+        #: when the partial frame in the decoder began (time.monotonic), None if there is none
         self._partial_since: float | None = None
+        self._frame_timed_out = False
+        #: the watchdog's sleep, to wake it when a partial frame begins
+        self._nap: anyio.CancelScope | None = None
         self._blocking = 0
         #: when the current wait for a frame began (time.monotonic), None while not waiting
         self._waiting_since: float | None = None
@@ -153,8 +158,10 @@ class Connection:
                 self._tg = tg
                 tg.start_soon(self._notification_loop)
                 with anyio.CancelScope() as reading:
-                    tg.start_soon(self._idle_watch, reading)
+                    tg.start_soon(self._watch, reading)
                     await self._read_loop(tg)
+                if self._frame_timed_out:
+                    await self._send_now(_named_error("FRAME_TIMEOUT", "a partial message stalled"))
                 # The peer finished sending: let blocking calls finish, then stop.
                 for _ in range(self._limits.max_in_flight):
                     await self._blocking_slots.acquire()
@@ -169,51 +176,60 @@ class Connection:
                 await self.stream.aclose()
 
     async def _receive(self) -> bytes | None:
-        """The next chunk; None when the peer is gone or its partial frame stalled."""
+        """The next chunk; None when the peer is gone. A stalled partial frame or a silence
+        too long is `_watch`'s to end (it cancels the read)."""
         try:
             if not self._decoder.has_partial_frame:
                 self._partial_since = None
                 return await self._receive_between_frames()
             # Per frame, not per read: the clock runs from the frame's first byte and is
-            # reset only when a frame completes.
+            # reset only when a frame completes. A plain read: the deadline is the watchdog's
+            # (a cancel scope and a timer per read cost a slowloris crowd's every byte).
             if self._partial_since is None:
-                self._partial_since = anyio.current_time()
-            remaining = self._partial_since + self._frame_deadline - anyio.current_time()
-            with anyio.fail_after(max(remaining, 0)):
-                return await self._io.receive(READ_CHUNK)
-        except TimeoutError:
-            log.warning("frame_timeout", uid=self.caller.uid, pid=self.caller.pid)
-            await self._send_now(_named_error("FRAME_TIMEOUT", "a partial message stalled"))
-            return None
+                self._partial_since = time.monotonic()
+                if self._nap is not None:
+                    self._nap.cancel()  # the watchdog sleeps for the idle timeout: wake it
+            return await self._io.receive(READ_CHUNK)
         except _GONE:
             return None
 
     async def _receive_between_frames(self) -> bytes:
-        """The next chunk; `_idle_watch` ends the wait once the connection is idle too long."""
+        """The next chunk; `_watch` ends the wait once the connection is idle too long."""
         self._waiting_since = time.monotonic()
         try:
             return await self._io.receive(READ_CHUNK)
         finally:
             self._waiting_since = None
 
-    async def _idle_watch(self, reading: anyio.CancelScope) -> None:
-        """Cancel `reading` once a wait for a frame has lasted `idle_timeout` while nothing
-        (a subscription, a blocking call) keeps the connection; sleeps a period at a time."""
-        timeout = self._idle_timeout
+    async def _watch(self, reading: anyio.CancelScope) -> None:
+        """Cancel `reading` once a partial frame has waited `frame_deadline` since its first
+        byte (saying FRAME_TIMEOUT), or once a wait for a frame has lasted `idle_timeout`
+        while nothing (a subscription, a blocking call) keeps the connection. One task per
+        connection, asleep until the nearer deadline; a read costs a clock read."""
         while True:
-            since = self._waiting_since
-            if since is None:
-                await anyio.sleep(timeout)
-                continue
-            left = since + timeout - time.monotonic()
-            if left > 0:
-                await anyio.sleep(left)
-            elif self._subscriber is None and self._blocking == 0:
-                log.info("connection_idle", uid=self.caller.uid, pid=self.caller.pid)
-                reading.cancel()
-                return
+            now = time.monotonic()
+            if self._partial_since is not None:
+                left = self._partial_since + self._frame_deadline - now
+                if left <= 0:
+                    log.warning("frame_timeout", uid=self.caller.uid, pid=self.caller.pid)
+                    self._frame_timed_out = True
+                    reading.cancel()
+                    return
+            elif (since := self._waiting_since) is None:
+                left = self._idle_timeout
             else:
-                self._waiting_since = time.monotonic()  # kept: a new idle period begins
+                left = since + self._idle_timeout - now
+                if left <= 0:
+                    if self._subscriber is None and self._blocking == 0:
+                        log.info("connection_idle", uid=self.caller.uid, pid=self.caller.pid)
+                        reading.cancel()
+                        return
+                    self._waiting_since = now  # kept: a new idle period begins
+                    continue
+            with anyio.CancelScope() as nap:
+                self._nap = nap
+                await anyio.sleep(left)
+            self._nap = None
 
     async def _read_loop(self, tg: TaskGroup) -> None:
         while True:
