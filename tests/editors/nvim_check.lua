@@ -39,6 +39,13 @@ local ok, err = pcall(function()
   end, vim.fn.getqflist())
   vim.cmd("cfirst")
   report.qf_opened = vim.api.nvim_buf_get_name(0)
+  -- the modes: keyword by name; hybrid says the meaning index is off; meaning is refused
+  local keyword = alp.search_command("--mode keyword ledger")
+  report.keyword_noticed = keyword.notice ~= nil
+  report.keyword_title = vim.fn.getqflist({ title = 1 }).title
+  report.hybrid_notice = alp.search("ledger").notice
+  report.meaning_refused = alp.search_command("--mode=meaning ledger") == nil
+  report.bad_mode_refused = alp.search_command("--mode fuzzy ledger") == nil
 
   -- live: the list redraws itself when a thread appears
   alp.threads()

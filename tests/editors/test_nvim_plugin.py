@@ -77,6 +77,11 @@ def test_the_nvim_plugin_lists_shows_searches_and_follows(
     quickfix = report["quickfix"]
     assert quickfix and all(item["name"] == f"alp://thread/{seeded.thread_id}" for item in quickfix)
     assert report["qf_opened"] == f"alp://thread/{seeded.thread_id}"
+    # search modes: no model here, so hybrid answers by keyword and says so
+    assert report["keyword_noticed"] is False
+    assert report["keyword_title"] == "alp search (keyword): ledger"
+    assert "keyword hits only" in report["hybrid_notice"]
+    assert report["meaning_refused"] and report["bad_mode_refused"]
 
     assert report["live"], report["live_list"]
     assert report["last_event"] == "thread/changed"

@@ -81,6 +81,16 @@ export interface ThreadShow {
   recap?: ThreadRecap | null;
 }
 
+export type SearchMode = "hybrid" | "keyword" | "meaning";
+
+export interface SearchResult {
+  hits: SearchHit[];
+  /** what answered (absent: keyword) */
+  mode?: SearchMode;
+  /** why hybrid answered by keyword alone */
+  notice?: string;
+}
+
 export interface SearchHit {
   source: "entry" | "thread";
   snippet: string;
@@ -338,9 +348,13 @@ export class AlpClient {
     return this.request("execution/show", { executionId });
   }
 
-  async search(query: string, limit = 50, request?: RequestOptions): Promise<SearchHit[]> {
-    const result = await this.request<{ hits: SearchHit[] }>("history/search", { query, limit }, request);
-    return result.hits;
+  /** `history/search`: by keyword and by meaning (`hybrid`, the daemon's default), or one of
+   * them. While the meaning index cannot answer, hybrid answers by keyword and says so in
+   * `notice`; `meaning` is then SEARCH_INDEX_NOT_READY. */
+  search(query: string, limit = 50, request?: RequestOptions, mode?: SearchMode): Promise<SearchResult> {
+    const params: Record<string, unknown> = { query, limit };
+    if (mode) params.mode = mode;
+    return this.request<SearchResult>("history/search", params, request);
   }
 
   /** What runs now (`alp ps`): jobs with their cost so far, the queue, schedules. */

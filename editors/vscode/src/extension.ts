@@ -2,7 +2,7 @@
 // history search, "Continue in terminal", live updates from events/subscribe.
 // Everything it knows comes from alpd over the socket (src/client.ts).
 import * as vscode from "vscode";
-import { AlpError, Execution, PsJob, PsQueued, Thread, socketPath } from "./client";
+import { AlpError, Execution, PsJob, PsQueued, SearchMode, Thread, socketPath } from "./client";
 import { LinkState, LiveConnection } from "./connection";
 import {
   hitLabel,
@@ -280,12 +280,15 @@ export function activate(context: vscode.ExtensionContext): void {
       const query = await vscode.window.showInputBox({ prompt: 'Search history: words, "a phrase", prefix*' });
       if (!query) return;
       try {
-        const hits = await withCancellableProgress(`alp: searching for ${query}`, async (token) =>
-          (await connection.get()).search(query, 50, { token }),
+        const mode = vscode.workspace.getConfiguration("alp").get<SearchMode>("searchMode") || "hybrid";
+        const result = await withCancellableProgress(`alp: searching for ${query}`, async (token) =>
+          (await connection.get()).search(query, 50, { token }, mode),
         );
+        if (result.notice) void vscode.window.showWarningMessage(`alp: ${result.notice}`);
+        const hits = result.hits;
         const picked = await vscode.window.showQuickPick(
           hits.map((hit) => ({ ...hitLabel(hit), threadId: hit.threadId })),
-          { placeHolder: `${hits.length} matches`, matchOnDetail: true },
+          { placeHolder: `${hits.length} matches (${result.mode ?? "keyword"})`, matchOnDetail: true },
         );
         if (picked?.threadId) await vscode.commands.executeCommand("alp.showThread", picked.threadId);
       } catch (error) {

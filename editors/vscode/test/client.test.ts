@@ -34,8 +34,17 @@ test("every method the extension uses answers over LSP framing", async () => {
     assert.ok(details.includes(`- ${env("ALP_TEST_DECISION")} — \`${env("ALP_TEST_EXECUTION_ID")}\``), details);
     assert.match(rootLabel(show.roots[0]), /^#1 ⌨ interactive · command\/command · completed$/);
 
-    const hits = await client.search("ledger");
-    assert.ok(hits.some((h) => h.threadId === seeded.id));
+    const hybrid = await client.search("ledger");
+    assert.ok(hybrid.hits.some((h) => h.threadId === seeded.id));
+    // no model here: hybrid answers by keyword and says so; keyword does not; meaning refuses
+    assert.match(hybrid.notice ?? "", /keyword hits only/);
+    const keyword = await client.search("ledger", 50, undefined, "keyword");
+    assert.ok(keyword.hits.length > 0 && keyword.notice === undefined);
+    await assert.rejects(client.search("ledger", 50, undefined, "meaning"), (error: unknown) => {
+      assert.ok(error instanceof AlpError);
+      assert.equal(error.name, "SEARCH_INDEX_NOT_READY");
+      return true;
+    });
 
     const busyThread = threads.find((t) => t.id === env("ALP_TEST_BUSY_THREAD_ID"));
     assert.ok(busyThread, JSON.stringify(threads));

@@ -14,6 +14,8 @@ M.config = {
   alp_command = "alp",
   --- the socket (nil: $ALP_SOCKET, else the runtime dir, as the CLI)
   socket = nil,
+  --- :AlpSearch's mode when none is given: "hybrid", "keyword", "meaning" (nil: hybrid)
+  search_mode = nil,
 }
 
 local state = {
@@ -180,19 +182,46 @@ function M.show(id)
   return open_named("alp://thread/" .. id)
 end
 
---- Full-text search across your threads' history; hits go to the quickfix list.
-function M.search(query)
-  local result = M.call("history/search", { query = query, limit = 100 })
+--- Search across your threads' history; hits go to the quickfix list. `mode`: "hybrid"
+--- (by keyword and by meaning, fused), "keyword" or "meaning"; nil: `config.search_mode`,
+--- else the daemon's default (hybrid). When the meaning index cannot answer, hybrid answers
+--- by keyword and the daemon's notice is shown; "meaning" is then an error.
+--- a JSON null (vim.NIL) as nil
+local function value(x)
+  if x == vim.NIL then
+    return nil
+  end
+  return x
+end
+
+function M.search(query, mode)
+  local params = { query = query, limit = 100 }
+  params.mode = mode or M.config.search_mode
+  local result = M.call("history/search", params)
   if not result then
     return nil
   end
-  vim.fn.setqflist({}, " ", { title = "alp search: " .. query, items = render.search_items(result) })
+  local title = ("alp search (%s): %s"):format(value(result.mode) or "keyword", query)
+  vim.fn.setqflist({}, " ", { title = title, items = render.search_items(result) })
+  if value(result.notice) then
+    vim.notify("alp: " .. result.notice, vim.log.levels.WARN)
+  end
   if #result.hits > 0 then
     vim.cmd("copen")
   else
     vim.notify("alp: no matches for " .. query)
   end
   return result
+end
+
+--- `:AlpSearch [--mode hybrid|keyword|meaning] QUERY` (also `--mode=M`).
+function M.search_command(args)
+  local mode, rest = args:match("^%-%-mode[= ](%a+)%s+(.+)$")
+  if mode and not ({ hybrid = true, keyword = true, meaning = true })[mode] then
+    notify_error(("--mode is hybrid, keyword or meaning, not %s"):format(mode))
+    return nil
+  end
+  return M.search(rest or args, mode)
 end
 
 --- Continue a thread interactively in a terminal split (`alp thread continue ID`).
