@@ -12,8 +12,6 @@ shown (`alpd.store.history.vectors.chunk_hits`).
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -27,7 +25,7 @@ if TYPE_CHECKING:
 
     from alpd.services.history.embedders import Embedder
 
-__all__ = ["LegPlan", "LegResult", "Matrix", "Product", "Scored", "empty_matrix", "meaning_leg"]
+__all__ = ["LegPlan", "LegResult", "Matrix", "Scored", "empty_matrix", "meaning_leg"]
 
 
 @dataclass
@@ -68,50 +66,19 @@ class LegResult:
     text: str
 
 
-class Product:
-    """The query's product with the matrix, computing on the product thread while the
-    reader's thread runs the keyword leg's statement (numpy and SQLite both release the GIL:
-    on two cores the hybrid search costs about the longer of the two, not their sum)."""
-
-    def __init__(self, plan: LegPlan, conn: BlockingTx, parallel: bool) -> None:
-        self.plan = plan
-        self.matrix = _extended(plan.matrix, plan.generation, conn)
-        self._future: Future[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] | None
-        self._future = _product_thread().submit(self._compute) if parallel else None
-
-    def _compute(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-        vector = self.plan.vector
-        if vector is None:
-            vector = self.plan.embedder.embed([self.plan.text])[0]
-        return vector, _scores(self.matrix, vector)
-
-    def result(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-        return self._compute() if self._future is None else self._future.result()
-
-
-_POOL: list[ThreadPoolExecutor] = []
-_POOL_LOCK = threading.Lock()
-
-
-def _product_thread() -> ThreadPoolExecutor:
-    """One thread for the products (a search waits for its own before the next hop runs,
-    so at most one is queued)."""
-    with _POOL_LOCK:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="alp-meaning"))
-        return _POOL[0]
-
-
 def meaning_leg(
-    product: Product, uid: int, params: m.HistorySearchParams, want: int, conn: BlockingTx
+    plan: LegPlan, uid: int, params: m.HistorySearchParams, want: int, conn: BlockingTx
 ) -> LegResult:
-    """The meaning leg, on the reader's thread inside a search's one hop, once `product`
-    (the matrix extended with the vectors embedded since it was loaded, the query embedded
-    when not cached, the product) is done: the best chunks filtered in SQL, 4 × more while
-    too few pass. Ids only: the page's hits are made for those shown
-    (`store.chunk_hits`)."""
-    vector, scores = product.result()
-    matrix = product.matrix
+    """The meaning leg, on the reader's thread inside a search's one hop: the matrix
+    extended with the vectors embedded since it was loaded, the query embedded (when not
+    cached), the product (numpy releases the GIL: the loop runs meanwhile), the best chunks
+    filtered in SQL, 4 × more while too few pass. Ids only: the page's hits are made for
+    those shown (`store.chunk_hits`)."""
+    matrix = _extended(plan.matrix, plan.generation, conn)
+    vector = plan.vector
+    if vector is None:
+        vector = plan.embedder.embed([plan.text])[0]
+    scores = _scores(matrix, vector)
     candidates = want
     while True:
         ranked = _top(matrix, scores, candidates)
@@ -122,7 +89,7 @@ def meaning_leg(
             if candidate.unit_id not in best:
                 best[candidate.unit_id] = Scored(candidate, cosine[candidate.chunk_id])
         if len(best) >= want or len(ranked) < candidates:
-            return LegResult(list(best.values())[:want], matrix, vector, product.plan.text)
+            return LegResult(list(best.values())[:want], matrix, vector, plan.text)
         candidates *= 4
 
 

@@ -43,7 +43,7 @@ from alpd.domain.history.fusion import fuse
 from alpd.errors import InvalidArgument, SearchIndexNotReady
 from alpd.services.context import Caller
 from alpd.services.history.meaning import MeaningIndex
-from alpd.services.history.meaning_leg import LegPlan, LegResult, Product, Scored, meaning_leg
+from alpd.services.history.meaning_leg import LegPlan, LegResult, Scored, meaning_leg
 from alpd.store.db import BlockingTx, Store
 from alpd.store.entry_rows import fold_text, has_cjk
 from alpd.store.history.search import (
@@ -156,13 +156,12 @@ def _meaning_on(
     conn: BlockingTx,
 ) -> tuple[list[m.SearchHit], LegResult]:
     """A `meaning` or `hybrid` search whole, in one hop to the reader's thread: the thread
-    filter's checks, the product of the query with the matrix (hybrid: on the product thread
-    while this one runs the keyword leg's statement), the meaning leg (`meaning_leg`: the
-    filter of its candidates), the fusion, and only then the hits of the page: the
+    filter's checks, the keyword leg (hybrid), the meaning leg (`meaning_leg`: the product,
+    the filter of its candidates), the fusion, and only then the hits of the page: the
     meaning leg's shown chunks get their labels, digest check and snippet here."""
     check_thread_filter(uid, params, conn)
     if params.mode == "meaning":
-        leg = meaning_leg(Product(plan, conn, parallel=False), uid, params, params.limit, conn)
+        leg = meaning_leg(plan, uid, params, params.limit, conn)
         shown = chunk_hits(conn, params, [s.candidate.chunk_id for s in leg.found])
         hits = [
             msgspec.structs.replace(
@@ -173,9 +172,8 @@ def _meaning_on(
         ]
         return hits, leg
     want = params.limit * LEG_FACTOR
-    product = Product(plan, conn, parallel=True)
     keyword = keyword_hits(uid, msgspec.structs.replace(params, limit=want), query, conn)
-    leg = meaning_leg(product, uid, params, want, conn)
+    leg = meaning_leg(plan, uid, params, want, conn)
     return _fused(keyword, leg.found, params.limit, conn, params), leg
 
 
