@@ -83,6 +83,10 @@ class FakeEmbeddings:
         self.fail = False
         #: seconds each request takes (to kill a build midway)
         self.delay = 0.0
+        #: while cleared, every request but the load's probe (["alp"]) waits for it: a build
+        #: held midway for as long as a test needs
+        self.gate = threading.Event()
+        self.gate.set()
         self.lock = threading.Lock()
         fake = self
 
@@ -97,6 +101,8 @@ class FakeEmbeddings:
                     self.end_headers()
                     return
                 texts = body["input"]
+                if texts != ["alp"]:
+                    fake.gate.wait(timeout=50)
                 if fake.delay:
                     time.sleep(fake.delay)
                 with fake.lock:

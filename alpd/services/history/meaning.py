@@ -160,9 +160,11 @@ class MeaningIndex:
             self._next_try = 0.0
         if settings.embedder == "off":
             return False, 0.0
-        if self._embedder is None and not await self._load(settings):
-            await self._refresh()
-            return False, 0.0
+        if self._embedder is None:
+            loaded = await self._load(settings)
+            await self._refresh()  # the counts are the new generation's from now on
+            if not loaded:
+                return False, 0.0
         cut = await self._cut()
         took, embedded = await self._embed()
         await self._refresh()

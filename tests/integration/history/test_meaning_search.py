@@ -169,30 +169,46 @@ def test_filters_and_labels_apply_to_the_meaning_leg(start_alpd: StartAlpd, tmp_
     assert out["mode"] == "meaning" and DECISION in out["hits"][0]["snippet"]
 
 
+LATER = "the rollout to staging is planned for friday"
+
+
 def test_a_changed_model_rebuilds_while_the_old_generation_answers(
     start_alpd: StartAlpd, tmp_path: Path
 ) -> None:
-    first = model_dir(tmp_path, "first")
-    d = start_alpd(config_for(first))
+    """The new model is an endpoint held midway (its requests wait on a gate), so the
+    rebuild is certainly in progress while the old generation is asked; history copied
+    meanwhile is embedded into the new generation too."""
+    d = start_alpd(config_for(model_dir(tmp_path, "first")))
     import_history(d, tmp_path)
     ready(d)
-    second = model_dir(tmp_path, "second", seed=8)
-    (tmp_path / "config.toml").write_text(config_for(second))
-    d.call("daemon/reload", {})
-    seen = wait_for(
-        lambda: (
-            (s := status_search(d))["state"] in ("stale", "ready")
-            and s["model"] == str(second)
-            and s
-        ),
-        timeout=30,
-    )
-    if seen["state"] == "stale":
-        # the old generation answers meanwhile
-        assert search(d, QUERY)["mode"] == "hybrid"
-    state = ready(d)
-    assert state["model"] == str(second)
-    assert DECISION in texts(search(d, QUERY, mode="meaning"))[0]
+    with FakeEmbeddings(concept_vectors(CONCEPTS, [*OTHER, "is", "for", "friday"])) as fake:
+        fake.gate.clear()
+        (tmp_path / "config.toml").write_text(
+            f'[search]\nembedder = "openai"\nmodel = "fake-embed"\nendpoint = "{fake.url}"\n'
+        )
+        d.call("daemon/reload", {})
+        stale = wait_for(lambda: (s := status_search(d))["state"] == "stale" and s, timeout=30)
+        assert stale["model"] == "fake-embed" and stale.get("embedded", 0) < stale["total"]
+        # the old generation answers, by meaning, while the new one is held
+        hybrid = search(d, QUERY)
+        assert hybrid["mode"] == "hybrid" and "notice" not in hybrid
+        assert DECISION in texts(hybrid)[0]
+        assert DECISION in texts(search(d, QUERY, mode="meaning"))[0]
+        # history copied meanwhile is embedded by the new model too (cut once the batch
+        # held at the gate returns)
+        later = tmp_path / "later"
+        later.mkdir()
+        claude = Claude()
+        (later / f"{claude.session}.jsonl").write_bytes(claude.prompt(LATER))
+        d.call("history/import", {"runtime": "claude", "path": str(later)})
+        assert status_search(d)["state"] == "stale"
+        assert search(d, QUERY, mode="meaning")["mode"] == "meaning"
+        fake.gate.set()
+        state = ready(d)
+        assert state["model"] == "fake-embed" and state["embedder"] == "openai"
+        assert LATER in fake.texts
+        found = search(d, "deploy release", mode="meaning")
+        assert LATER in texts(found)[:2]
 
 
 BLOCK_EXTRA = '''
