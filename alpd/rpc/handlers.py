@@ -64,6 +64,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         await rt.delivery.sweep_now()
         await rt.scheduler.tick_now()
         await rt.executions.settles_done()
+        await rt.retention.pass_now()
         return m.SweepResult(tasks=rt.task_states())
 
     async def stop(session: Session, params: m.Empty) -> m.StopResult:

@@ -40,6 +40,8 @@ class Actions:
             Route("/t/{thread_id}/push", self.push, methods=["POST"]),
             Route("/t/{thread_id}/clear", self.clear, methods=["POST"]),
             Route("/t/{thread_id}/undo", self.undo, methods=["POST"]),
+            Route("/t/{thread_id}/restore", self.pages.restore, methods=["GET"]),
+            Route("/t/{thread_id}/restore", self.restore, methods=["POST"]),
             Route("/schedules/{schedule_id}/pause", self.pause, methods=["POST"]),
             Route("/schedules/{schedule_id}/resume", self.resume, methods=["POST"]),
             Route("/inbox/{item_id}/confirm", self.confirm, methods=["POST"]),
@@ -81,6 +83,22 @@ class Actions:
 
     async def undo(self, request: Request) -> Response:
         return await self._on_thread(request, "thread/undo", lambda form: {"door": DOOR})
+
+    async def restore(self, request: Request) -> Response:
+        """The files back to before a step, as confirmed on the restore page."""
+        thread_id = request.path_params["thread_id"]
+        form = await _form(request)
+        root = form.get("root", "")
+        try:
+            await self.door.call(
+                "thread/restore",
+                thread_id=thread_id,
+                root=int(root) if root.isdigit() else None,
+                force=form.get("force") == "1",
+            )
+        except AlpError as exc:
+            return await self.pages.restore(request, error=exc)
+        return RedirectResponse(f"/t/{thread_id}#files", status_code=303)
 
     async def _on_schedule(self, request: Request, method: str) -> Response:
         try:

@@ -24,6 +24,8 @@ THREADS_SHOWN: Final = 1000
 SEARCH_FIELDS: Final = ("q", "runtime", "role", "thread", "since", "mode")
 SEARCH_MODES: Final = ("hybrid", "keyword", "meaning")
 ROLES: Final = ("user", "assistant", "tool", "system")
+#: the patch a thread page shows of its last step (the CLI shows more: `alp thread diff`)
+PATCH_SHOWN: Final = 64 * 1024
 
 
 def http_status(name: str) -> int:
@@ -91,6 +93,7 @@ class Pages:
             return error_page(exc, "Thread")
         return render(
             "thread.html",
+            files=None if shown.thread.busy_root else await self._files(thread_id),
             status=http_status(error.name) if error else 200,
             title=shown.thread.title or thread_id,
             shown=shown,
@@ -99,6 +102,46 @@ class Pages:
             error=error,
             form=form or {},
             live=f"/events?thread={thread_id}",
+            href=f"/t/{thread_id}",
+            now=_now(),
+        )
+
+    async def _files(self, thread_id: str) -> m.ThreadDiffResult | None:
+        """What the last step did to the files (None without a checkpoint)."""
+        try:
+            diff: m.ThreadDiffResult = await self.door.call(
+                "thread/diff", thread_id=thread_id, max_patch_bytes=PATCH_SHOWN
+            )
+        except AlpError:
+            return None
+        return diff
+
+    async def restore(
+        self, request: Request, *, error: AlpError | None = None, status: int = 200
+    ) -> Response:
+        """What a file restore would change, and a form to do it: the page asks first."""
+        thread_id = request.path_params["thread_id"]
+        root = request.query_params.get("root", "")
+        force = request.query_params.get("force") == "1"
+        try:
+            plan: m.ThreadRestoreResult = await self.door.call(
+                "thread/restore",
+                thread_id=thread_id,
+                root=int(root) if root.isdigit() else None,
+                force=force,
+                dry_run=True,
+            )
+        except AlpError as exc:
+            plan, error = None, error or exc  # type: ignore[assignment]
+        return render(
+            "restore.html",
+            status=http_status(error.name) if error else status,
+            title="Restore the files",
+            thread_id=thread_id,
+            root=root,
+            force=force,
+            plan=plan,
+            error=error,
             href=f"/t/{thread_id}",
             now=_now(),
         )
