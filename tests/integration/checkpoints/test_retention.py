@@ -34,7 +34,7 @@ def test_only_the_newest_roots_keep_their_checkpoints(
     work = tmp_path / "kept"
     seed(work)
     thread_id = new_thread(d, work)
-    for n in range(4):
+    for _ in range(4):
         run_root(d, thread_id, "head -c 300000 /dev/urandom > blob.bin", work)
     shadow = next((d.home / "checkpoints").glob("kept-*.git"))
     assert refs(shadow) == [
