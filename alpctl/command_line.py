@@ -43,7 +43,7 @@ GLOBAL_OPTIONS: tuple[tuple[str, str, bool], ...] = (
 #: options of bare `alp` and the global ones that take a value (so their value is not
 #: mistaken for a command word)
 VALUED = frozenset(
-    {"--title", "--runtime", "--agent", "--prompt"}
+    {"--title", "--runtime", "--agent", "--prompt", "--cwd", "--timeout", "--budget-usd"}
     | {flags for flags, _help, valued in GLOBAL_OPTIONS if valued}
 )
 
@@ -56,6 +56,19 @@ def runtime_options(parser: Any) -> None:
         "--headless", action="store_true", help="run under alpd with no terminal (needs --prompt)"
     )
     parser.add_argument("--prompt", help="the headless run's input")
+    parser.add_argument(
+        "--cwd",
+        help="run this root in DIR (default: the thread's workspace); later runs stay there",
+    )
+    parser.add_argument(
+        "--timeout", help="end the run past this time: 90s, 30m, 2h (default: the agent's)"
+    )
+    parser.add_argument(
+        "--budget-usd",
+        dest="budget_usd",
+        type=float,
+        help="end the run once it costs this much, in USD (default: the agent's)",
+    )
     parser.add_argument(
         "--wait", action="store_true", help="with --headless: block until the run settles"
     )

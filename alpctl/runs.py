@@ -30,11 +30,34 @@ def start(args: Arguments, inv: Invocation) -> int:
     return start_or_continue(args, inv, "thread/start", {"title": args.title})
 
 
+def timeout_seconds(text: str) -> int:
+    """Seconds of `90s`, `30m`, `2h`, `1h30m` or `45` (UsageError otherwise)."""
+    total, number = 0, ""
+    units = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+    for char in text.strip().lower():
+        if char.isdigit():
+            number += char
+        elif char in units and number:
+            total, number = total + int(number) * units[char], ""
+        else:
+            raise UsageError(f"--timeout {text!r} is not a duration: use e.g. 90s, 30m or 2h")
+    total += int(number) if number else 0
+    if total < 1:
+        raise UsageError(f"--timeout {text!r} is not a duration: use e.g. 90s, 30m or 2h")
+    return total
+
+
 def start_or_continue(args: Arguments, inv: Invocation, method: str, params: dict[str, Any]) -> int:
     if (args.wait or args.follow) and not args.headless:
         raise UsageError(
             "--wait and --follow need --headless (an interactive run is in this terminal)"
         )
+    if args.headless and args.prompt is None and not args.rest:
+        raise UsageError(
+            "--headless needs --prompt TEXT (what the run is to do), or the program's "
+            "arguments after `--` for a command agent"
+        )
+    cwd = os.path.abspath(args.cwd) if args.cwd else None
     params.update(
         {
             "runtime": args.runtime,
@@ -42,11 +65,21 @@ def start_or_continue(args: Arguments, inv: Invocation, method: str, params: dic
             "headless": args.headless,
             "prompt": args.prompt,
             "args": args.rest or [],
-            "cwd": os.getcwd(),
+            # A new thread is made here; a thread's root runs in its workspace unless --cwd.
+            "cwd": cwd or (os.getcwd() if method == "thread/start" else None),
+            "timeoutSeconds": timeout_seconds(args.timeout) if args.timeout else None,
+            "budgetUsd": args.budget_usd,
         }
     )
     client = inv.client
     result = client.call(method, {k: v for k, v in params.items() if v is not None})
+    where = result["execution"].get("cwd")
+    if where and where != os.getcwd() and not inv.out.as_json:
+        print(
+            f"alp: runs in {where}, "
+            + ("as --cwd asked" if cwd else "the thread's workspace (--cwd DIR to run elsewhere)"),
+            file=sys.stderr,
+        )
     if not args.headless:
         from alpctl.launch import run_interactive
 

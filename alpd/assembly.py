@@ -43,6 +43,7 @@ from alpd.services.memory.service import MemoryService
 from alpd.services.recap.refresh import RecapService
 from alpd.services.runs.dirs import Paths
 from alpd.services.runs.executions import Executions
+from alpd.services.runs.guards import enforce_limits
 from alpd.services.runs.leases import Leases
 from alpd.services.runs.reconcile import reconcile
 from alpd.services.schedules.service import ScheduleService
@@ -205,6 +206,7 @@ class Runtime:
         while True:
             try:
                 settled = await reconcile(self.executions, None)
+                await enforce_limits(self.executions)
                 await self.executions.discover_native_sessions()
                 self.tasks["reconciler"] = m.TaskState(
                     name="reconciler",

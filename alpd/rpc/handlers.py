@@ -19,6 +19,7 @@ from alpd.services.history import importer, search
 from alpd.services.recap.views import recap_state
 from alpd.services.runs import graph, logs
 from alpd.services.runs.callers import refuse_other_threads, refuse_runs
+from alpd.services.runs.defaults import continue_defaults
 from alpd.services.runs.rows import owned_execution
 from alpd.services.threads import adopt as adoption
 from alpd.services.threads import pins, steering, views
@@ -134,6 +135,8 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
             args=params.args,
             cwd=params.cwd,
             door=params.door,
+            timeout_seconds=params.timeout_seconds,
+            budget_usd=params.budget_usd,
         )
         # Agent, runtime and program first: a missing runtime must leave no empty thread.
         prepared = ex.prepare(session.caller, request)
@@ -147,6 +150,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         refuse_claimed_kind(params)
         await own_thread(session, params.thread_id, "continue")
         params = msgspec.structs.replace(params, door=door_of(session, params.door))
+        params = await continue_defaults(store, params)
         return await ex.continue_thread(session.caller, params)
 
     async def push(session: Session, params: m.PushParams) -> m.PushResult:

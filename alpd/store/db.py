@@ -342,6 +342,13 @@ async def _check_writable(conn: aiosqlite.Connection) -> None:
             await conn.execute("ROLLBACK")
 
 
+async def _bump_schema_version(conn: aiosqlite.Connection) -> None:
+    """After an edit of sqlite_schema's text: connections re-read the schema."""
+    async with conn.execute("PRAGMA schema_version") as cursor:
+        row = await cursor.fetchone()
+    await conn.execute(f"PRAGMA schema_version = {int(row[0]) + 1 if row else 1}")
+
+
 async def _migrate(conn: aiosqlite.Connection) -> None:
     async with conn.execute("PRAGMA user_version") as cursor:
         row = await cursor.fetchone()
@@ -356,6 +363,8 @@ async def _migrate(conn: aiosqlite.Connection) -> None:
         try:
             for statement in MIGRATIONS[number - 1]:
                 await conn.execute(statement)
+            if any("sqlite_schema" in statement for statement in MIGRATIONS[number - 1]):
+                await _bump_schema_version(conn)
             await conn.execute(f"PRAGMA user_version = {number}")
             await conn.execute("COMMIT")
         except BaseException:

@@ -803,6 +803,22 @@ V22_CHANNELS: Final = (
     "CREATE INDEX channel_prompts_by_subject ON channel_prompts (subject, subject_id)",
 )
 
+# Outcomes gain `timed-out` and `budget-exceeded` (a run's guard rails, policy version 4).
+# SQLite cannot alter a CHECK; widening an IN list changes no stored byte, so the table's
+# text in sqlite_schema is edited in place (sqlite.org/lang_altertable.html, "other kinds of
+# table schema changes"), in the migration's transaction; the runner then bumps
+# schema_version so every connection reads the new text.
+V23_LIMIT_OUTCOMES: Final = (
+    "PRAGMA writable_schema = ON",
+    """
+    UPDATE sqlite_schema SET sql = replace(sql,
+        '''cancelled'', ''interrupted'')',
+        '''cancelled'', ''interrupted'', ''timed-out'', ''budget-exceeded'')')
+    WHERE type = 'table' AND name = 'executions'
+    """,
+    "PRAGMA writable_schema = OFF",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -826,6 +842,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V20_DELIVERY_RUNS,
     V21_MEMORY,
     V22_CHANNELS,
+    V23_LIMIT_OUTCOMES,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -33,7 +33,9 @@ __all__ = [
     "next_sequence",
     "record_running",
     "record_settled",
+    "running_headless",
     "settled_with_pids",
+    "thread_run_defaults",
     "unsettled_executions",
     "with_live_process",
 ]
@@ -333,3 +335,25 @@ async def record_settled(
         "summary = ?, output_tail = coalesce(?, output_tail), settled_at = ? WHERE id = ?",
         (outcome, exit_code, summary, output_tail, at, execution_id),
     )
+
+
+async def thread_run_defaults(store: Store, thread_id: str) -> tuple[str, str | None] | None:
+    """The thread's workspace and the agent of its last root (None: no root yet); None for
+    no such thread."""
+    row = await store.fetchone(
+        "SELECT t.workspace, (SELECT e.agent FROM executions e WHERE e.thread_id = t.id "
+        "AND e.is_root = 1 ORDER BY e.sequence DESC LIMIT 1) AS agent "
+        "FROM threads t WHERE t.id = ?",
+        (thread_id,),
+    )
+    if row is None:
+        return None
+    return str(row["workspace"]), row["agent"]
+
+
+async def running_headless(store: Store) -> list[ExecutionRecord]:
+    """Every running execution alpd supervises (headless roots and delegated children)."""
+    rows = await store.fetchall(
+        f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE status = 'running' AND headless = 1"
+    )
+    return [execution_record(row) for row in rows]

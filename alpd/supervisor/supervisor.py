@@ -33,6 +33,7 @@ import anyio
 import structlog
 from anyio.abc import TaskGroup
 
+from alpd.domain.runs.outcomes import EndedAs
 from alpd.domain.secrets.filter import REACH, redact, redacted_tail
 from alpd.errors import SpawnFailed
 from alpd.files import write_private_file
@@ -75,7 +76,8 @@ log = structlog.get_logger("alpd.supervisor")
 @dataclass(frozen=True, slots=True)
 class ExitReport:
     exit_code: int | None
-    cancelled: bool
+    #: alpd ended it: for what (a cancel, a guard rail); None: it ended by itself
+    ended_as: EndedAs | None
     output_tail: str
 
 
@@ -145,7 +147,8 @@ class Supervisor:
         self._on_exit = on_exit
         self._grace = grace
         self._identities: dict[str, ProcessIdentity] = {}
-        self._cancelled: set[str] = set()
+        #: the runs alpd is ending, with the outcome each will settle as
+        self._ending: dict[str, EndedAs] = {}
 
     def watching(self, execution_id: str) -> bool:
         return execution_id in self._identities
@@ -241,16 +244,18 @@ class Supervisor:
         self._identities.pop(execution_id, None)
         if self.groups is not None:
             self.groups.remove(execution_id)
-        cancelled = execution_id in self._cancelled
-        self._cancelled.discard(execution_id)
-        report = ExitReport(exit_code, cancelled, output_tail(exec_dir))
-        log.info("run_ended", execution=execution_id, exit_code=exit_code, cancelled=cancelled)
+        ended_as = self._ending.pop(execution_id, None)
+        report = ExitReport(exit_code, ended_as, output_tail(exec_dir))
+        log.info("run_ended", execution=execution_id, exit_code=exit_code, ended_as=ended_as)
         try:
             await self._on_exit(execution_id, report)
         except Exception:
             log.exception("settle_after_exit_failed", execution=execution_id)
 
-    async def cancel(self, execution_id: str, identity: ProcessIdentity | None) -> None:
-        """End a run and everything it started; its watcher then settles it `cancelled`."""
-        self._cancelled.add(execution_id)
+    async def cancel(
+        self, execution_id: str, identity: ProcessIdentity | None, *, as_: EndedAs = "cancelled"
+    ) -> None:
+        """End a run and everything it started (a grace, then a kill); its watcher then
+        settles it `as_`: `cancelled`, or the guard rail it reached."""
+        self._ending.setdefault(execution_id, as_)
         await end_run(execution_id, self._identities.get(execution_id) or identity, self._grace)

@@ -11,7 +11,7 @@ PROTOCOL_VERSION = 1
 
 ThreadStatus = Literal["open", "closed", "archived"]
 Kind = Literal["interactive", "push", "scheduled", "sub-agent", "temp"]
-Outcome = Literal["completed", "failed", "cancelled", "interrupted"]
+Outcome = Literal["completed", "failed", "cancelled", "interrupted", "timed-out", "budget-exceeded"]
 ExecutionStatus = Literal["reserved", "running", "settled"]
 PinKind = Literal["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
 HistoryLevel = Literal["complete", "partial", "final-only", "unsupported", "pending"]
@@ -37,6 +37,10 @@ ExitCode = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
 Revision = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
 #: a thread's title: one line a person reads in a listing
 Title = Annotated[str, msgspec.Meta(max_length=1024)]
+#: a run's time limit: 1 s to a week (`[agents.NAME] timeout`, `--timeout`)
+TimeoutSeconds = Annotated[int, msgspec.Meta(ge=1, le=7 * 24 * 3600)]
+#: a run's cost cap in USD (`[agents.NAME] budget_usd`, `--budget-usd`)
+BudgetUsd = Annotated[float, msgspec.Meta(gt=0, le=1_000_000)]
 #: free text a person or a run writes (a prompt, a summary, a delegated task): 256 KiB
 Text = Annotated[str, msgspec.Meta(max_length=256 * 1024)]
 #: the name of a door a request came through: one short lowercase word
@@ -98,6 +102,7 @@ __all__ = [
     "SCHEDULE_PROMPT_MAX_BYTES",
     "SEARCH_MAX_LIMIT",
     "AbsolutePath",
+    "BudgetUsd",
     "DoorName",
     "Empty",
     "ExecutionStatus",
@@ -112,6 +117,7 @@ __all__ = [
     "Text",
     "ThreadStatus",
     "Timeout",
+    "TimeoutSeconds",
     "Title",
     "Wire",
     "byte_capped",

@@ -10,6 +10,7 @@ import msgspec
 from protocol.messages.base import (
     PIN_MAX_BYTES,
     AbsolutePath,
+    BudgetUsd,
     ExecutionStatus,
     ExitCode,
     HistoryLevel,
@@ -20,6 +21,7 @@ from protocol.messages.base import (
     Revision,
     Text,
     Timeout,
+    TimeoutSeconds,
     Title,
     Wire,
     byte_capped,
@@ -107,6 +109,10 @@ class ContinueParams(Wire):
     door: str = "cli"
     #: never accepted: the daemon writes every origin (KIND_NOT_ALLOWED when present)
     origin: dict[str, Any] | None = None
+    #: this root's time limit and cost cap (default: its agent's); outcome `timed-out` /
+    #: `budget-exceeded` when reached
+    timeout_seconds: TimeoutSeconds | None = None
+    budget_usd: BudgetUsd | None = None
 
 
 class StartParams(Wire):
@@ -120,6 +126,8 @@ class StartParams(Wire):
     args: list[str] = msgspec.field(default_factory=list)
     cwd: AbsolutePath | None = None
     door: str = "cli"
+    timeout_seconds: TimeoutSeconds | None = None
+    budget_usd: BudgetUsd | None = None
 
 
 class ContinueResult(Wire):

@@ -19,6 +19,8 @@ Config format (keys are camelCase, like the wire)::
     model = "sonnet"
     recap = false                      # its runs open without the thread's recap (default true)
     memory = false                     # its runs open without memory (default true)
+    timeout = "30m"                    # a run longer than this is ended: `timed-out`
+    budget_usd = 5.0                   # a run costing this much is ended: `budget-exceeded`
 
     [agents.watch]
     runtime = "command"
@@ -74,6 +76,7 @@ from alpd.domain.conversation.guards import LIMIT_KEYS, GuardLimits
 from alpd.domain.history.search_settings import SearchSettings, parse_search_settings
 from alpd.domain.memory.settings import MemorySettings, parse_memory_settings
 from alpd.domain.recap.config import RecapSettings, parse_recap_settings
+from alpd.domain.runs.limits import RunLimits, check_budget, check_timeout, parse_timeout
 from alpd.domain.web_settings import WebSettings, parse_web_settings
 from alpd.errors import AgentNotFound
 
@@ -92,6 +95,8 @@ _AGENT_KEYS: Final = (
     "args",
     "recap",
     "memory",
+    "timeout",
+    "budget_usd",
 )
 _RUNTIME_KEYS: Final = ("command", "env", "prices")
 _PRICE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
@@ -115,6 +120,8 @@ class AgentDefinition(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     recap: bool = True
     #: whether its runs open with memory across threads (work state, never authority)
     memory: bool = True
+    #: its runs' time limit and cost cap (`timeout`, `budget_usd`), unless a request sets its own
+    limits: RunLimits = RunLimits()
 
 
 class ModelPrice(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -305,8 +312,31 @@ def _parse_agents(
             args=str_list(fail, path, fields, "args"),
             recap=bool_field(fail, path, fields, "recap", default=True),
             memory=bool_field(fail, path, fields, "memory", default=True),
+            limits=_limits(fail, path, fields),
         )
     return agents
+
+
+def _limits(fail: Failer, path: tuple[str, ...], fields: Mapping[str, object]) -> RunLimits:
+    timeout, budget = fields.get("timeout"), fields.get("budget_usd")
+    seconds = usd = None
+    try:
+        if isinstance(timeout, str):
+            seconds = parse_timeout(timeout)
+        elif isinstance(timeout, int) and not isinstance(timeout, bool):
+            seconds = check_timeout(timeout)
+        elif timeout is not None:
+            fail((*path, "timeout"), f'{".".join(path)}.timeout must be a duration: "30m"')
+    except ValueError as exc:
+        fail((*path, "timeout"), f"{'.'.join(path)}.timeout: {exc}")
+    try:
+        if isinstance(budget, int | float) and not isinstance(budget, bool):
+            usd = check_budget(budget)
+        elif budget is not None:
+            fail((*path, "budget_usd"), f"{'.'.join(path)}.budget_usd must be a number of USD")
+    except ValueError as exc:
+        fail((*path, "budget_usd"), f"{'.'.join(path)}.budget_usd: {exc}")
+    return RunLimits(timeout_seconds=seconds, budget_usd=usd)
 
 
 def _parse_runtimes(

@@ -26,7 +26,9 @@ inside `policyHash`, so an edit of either is caught like any other. The verbatim
 never stored: it lives in memory from the request (or the agent's definition) to the spawn,
 which first checks it against `argsDigest` (`check_args`); a run re-adopted after a restart
 needs no argv. Documents of versions 1 and 2 (verbatim `args`, no `argsDigest`) verify as
-they are.
+they are. Version 4: the run's guard rails, `timeoutSeconds` and `budgetUsd`
+(`alpd.domain.runs.limits`: the request's, else the agent's), left out when unset, so a
+document without them has the bytes it had.
 
 Arguments: an agent that fixes `args` in its definition runs with exactly those; a request
 naming other arguments is refused, so a fixed role cannot be pointed at another program.
@@ -40,6 +42,7 @@ import msgspec
 
 from alpd.domain.canonical import canonical_json, digest_of, sha256_digest
 from alpd.domain.runs.agents import AgentDefinition
+from alpd.domain.runs.limits import RunLimits, effective_limits
 from alpd.domain.secrets.filter import redact_argv
 from alpd.errors import ExecutionPolicyTampered, InvalidArgument
 
@@ -51,7 +54,7 @@ SESSION_KINDS: Final[tuple[SessionKind, ...]] = (
     "sub-agent",
     "temp",
 )
-POLICY_VERSION: Final = 3
+POLICY_VERSION: Final = 4
 
 
 class ThreadBinding(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -99,6 +102,8 @@ class PolicyRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     runtime: str | None = None
     cwd: str | None = None
     args: tuple[str, ...] = ()
+    #: the time limit and cost cap asked for this run (each replaces the agent's)
+    limits: RunLimits = RunLimits()
 
 
 class Policy(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
@@ -123,6 +128,14 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     origin: Origin
     binding: ThreadBinding | None
     args_digest: str | None = None
+    #: version 4: the run is ended past this many seconds (`timed-out`)
+    timeout_seconds: int | None = None
+    #: version 4: the run is ended once its cost reaches this (`budget-exceeded`)
+    budget_usd: float | None = None
+
+    @property
+    def limits(self) -> RunLimits:
+        return RunLimits(timeout_seconds=self.timeout_seconds, budget_usd=self.budget_usd)
 
 
 def run_args(agent: AgentDefinition, request: PolicyRequest) -> tuple[str, ...]:
@@ -157,6 +170,7 @@ def build_policy(
 ) -> Policy:
     """The policy of one run. Raises INVALID_ARGUMENT for a request that contradicts itself."""
     _check_request(agent, request)
+    limits = effective_limits(agent.limits, request.limits)
     return Policy(
         version=POLICY_VERSION,
         runtime=agent.runtime,
@@ -174,6 +188,8 @@ def build_policy(
         origin=request.origin,
         binding=binding,
         args_digest=args_digest_of(run_args(agent, request)),
+        timeout_seconds=limits.timeout_seconds,
+        budget_usd=limits.budget_usd,
     )
 
 

@@ -31,7 +31,9 @@ PIN_KINDS: Final[tuple[PinKind, ...]] = (
     "next-action",
     "resolve",
 )
-OutcomeStatus = Literal["completed", "failed", "cancelled", "interrupted"]
+OutcomeStatus = Literal[
+    "completed", "failed", "cancelled", "interrupted", "timed-out", "budget-exceeded"
+]
 LINE_ID_PREFIX: Final = "ln_"
 
 

@@ -4,9 +4,9 @@ The kind and the origin come from the code path that calls `open_background_root
 from a client (`thread/continue` accepts only `interactive`: `refuse_claimed_kind`). The run
 belongs to the thread's owner and runs headless under alpd.
 
-Where it runs: in the workspace of the thread's last root — taken from that root's stored,
-hash-covered policy, an earlier run the same owner authorized — else (a thread with no root
-yet) in the thread's workspace. Which agent: the one asked for, else the last root's agent,
+Where it runs: in the thread's workspace, written once when its owner created the thread —
+never where the last root ran: a root a person ran elsewhere (`--cwd`) moves no later run
+(`alpd/services/runs/defaults.py`). Which agent: the one asked for, else the last root's agent,
 else the default agent (`agent_for_thread`). The agent's own definition still decides what
 the run may do; nothing here widens it.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from alpd.domain.runs.policy import Origin, SessionKind, decode_policy
+from alpd.domain.runs.policy import Origin, SessionKind
 from alpd.errors import KindNotAllowed, ThreadClosed, ThreadNotFound
 from alpd.services.context import Caller
 from alpd.services.runs.executions import DEFAULT_AGENT, Executions
@@ -23,7 +23,6 @@ from alpd.services.runs.reserve import InUnit, Prepared
 from alpd.services.threads.lifecycle import check_owner
 from alpd.store.conversation.delivery import (
     last_root_agent,
-    last_root_policy,
     thread_state,
     thread_workspace,
 )
@@ -64,9 +63,6 @@ async def agent_for_thread(ex: Executions, thread_id: str, agent: str | None) ->
 
 
 async def _run_directory(ex: Executions, thread_id: str) -> str:
-    policy = await last_root_policy(ex.d.store, thread_id)
-    if policy is not None:
-        return decode_policy(policy).workspace
     workspace = await thread_workspace(ex.d.store, thread_id)
     return workspace if workspace is not None else "/"
 

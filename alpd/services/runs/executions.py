@@ -22,6 +22,7 @@ import structlog
 
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.runs.agents import AgentDefinition, AgentsConfig
+from alpd.domain.runs.limits import RunLimits
 from alpd.domain.runs.outcomes import outcome_of
 from alpd.domain.runs.policy import (
     Origin,
@@ -141,6 +142,7 @@ class Executions:
             runtime=agent.runtime,
             cwd=params.cwd,
             args=tuple(params.args),
+            limits=RunLimits(timeout_seconds=params.timeout_seconds, budget_usd=params.budget_usd),
         )
         config = self.agents.runtime(agent.runtime)
         policy = build_policy(agent, request, None)
@@ -367,7 +369,7 @@ class Executions:
         """The supervisor saw a headless run end: settle it with what its exit says."""
         params = m.SettleParams(
             execution_id=execution_id,
-            outcome=outcome_of(report.exit_code, cancelled=report.cancelled),
+            outcome=outcome_of(report.exit_code, ended_as=report.ended_as),
             exit_code=report.exit_code,
         )
         with contextlib.suppress(ExecutionSettled):

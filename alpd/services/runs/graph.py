@@ -13,6 +13,7 @@ import contextlib
 
 from alpd.domain.ids import EXECUTION_PREFIX
 from alpd.domain.runs.agents import AgentDefinition
+from alpd.domain.runs.outcomes import EndedAs
 from alpd.domain.runs.policy import (
     Origin,
     PolicyRequest,
@@ -158,25 +159,32 @@ async def cancel(ex: Executions, caller: Caller, params: m.ExecutionRef) -> m.Ex
     top = await owned_execution(ex.d.store, caller, params.execution_id)
     if top.status == "settled":
         raise ExecutionSettled(f"execution {params.execution_id} already settled {top.outcome}")
+    await end_graph(ex, top, "cancelled")
+    return await ex.wait(caller, m.WaitParams(execution_id=params.execution_id, timeout=10.0))
+
+
+async def end_graph(ex: Executions, top: ExecutionRecord, as_: EndedAs) -> None:
+    """End `top` and everything below it, children first: `top` settles `as_` (a cancel, or
+    the guard rail it reached: `alpd/services/runs/guards.py`), the runs below `cancelled`."""
     async with ex.leases.graph(top.root_id):
         targets = [
             row
             for row in _descendants(await graph_executions(ex.d.store, top.root_id), top.id)
             if row.status != "settled"
         ]
-        unwatched: list[str] = []
+        unwatched: list[tuple[str, EndedAs]] = []
         # Children first, so a parent never outlives the runs it started.
         for row in reversed(targets):
             identity = None
             if row.pid is not None:
                 identity = ProcessIdentity(row.pid, row.pid_start_time or 0.0, row.boot_id or "")
+            outcome: EndedAs = as_ if row.id == top.id else "cancelled"
             if ex.supervisor is not None and ex.supervisor.watching(row.id):
-                await ex.supervisor.cancel(row.id, identity)
+                await ex.supervisor.cancel(row.id, identity, as_=outcome)
             else:
                 await end_run(row.id, identity, grace=5.0)
-                unwatched.append(row.id)
+                unwatched.append((row.id, outcome))
     # Settling a root takes its thread lease: only after the graph lease is released.
-    for execution_id in unwatched:
+    for execution_id, settled_as in unwatched:
         with contextlib.suppress(ExecutionSettled):
-            await ex.settle(None, m.SettleParams(execution_id=execution_id, outcome="cancelled"))
-    return await ex.wait(caller, m.WaitParams(execution_id=params.execution_id, timeout=10.0))
+            await ex.settle(None, m.SettleParams(execution_id=execution_id, outcome=settled_as))

@@ -64,7 +64,7 @@ async def reconcile(executions: Settling, thread_id: str | None) -> list[str]:
         exec_dir = Path(row.exec_dir)
         exit_code = read_exit_status(exec_dir) if row.headless else None
         if row.headless and exit_code is not None:
-            outcome = outcome_of(exit_code, cancelled=False)
+            outcome = outcome_of(exit_code, ended_as=None)
         params = m.SettleParams(execution_id=row.id, outcome=outcome, exit_code=exit_code)
         try:
             await executions.settle(None, params, output_tail=output_tail(exec_dir) or None)

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from alpd.domain.runs.agents import AgentDefinition
+from alpd.domain.runs.limits import RunLimits
 from alpd.domain.runs.policy import (
     Origin,
     Policy,
@@ -256,15 +257,27 @@ def test_policy_authority_is_the_agents_and_the_binding_only_moves_the_hash(
 def test_policy_hash_is_stable_across_versions() -> None:
     # Golden values: if one changes, every stored policyHash of that version stops verifying.
     # Change the newest only together with POLICY_VERSION and a migration note. (Version 2:
-    # structured origins, unset origin fields left out; version 3: filtered args, argsDigest.)
+    # structured origins, unset origin fields left out; version 3: filtered args, argsDigest;
+    # version 4: timeoutSeconds and budgetUsd, left out when unset.)
     binding = ThreadBinding(id=THREAD, context_revision=3, context_digest="sha256:" + "ab" * 32)
     current = build_policy(AGENT, REQUEST, binding)
-    assert current.version == 3
-    assert policy_hash(current) == (
+    assert current.version == 4
+    limited = build_policy(
+        AGENT,
+        msgspec.structs.replace(REQUEST, limits=RunLimits(timeout_seconds=1800, budget_usd=5.0)),
+        binding,
+    )
+    assert b'"budgetUsd":5,' in policy_document(limited)
+    assert b'"timeoutSeconds":1800' in policy_document(limited)
+    assert verify_policy(policy_document(limited), policy_hash(limited)) == limited
+    # A version 3 document (no limits) is what it always was, and still verifies.
+    v3 = msgspec.structs.replace(current, version=3)
+    assert b"timeoutSeconds" not in policy_document(v3)
+    assert policy_hash(v3) == (
         "sha256:663103433a8b5a9c7f892b4b94088fc24e7051189c9fb142a40e8fff001f78de"
     )
     # A version 2 document (no argsDigest) is what it always was, and still verifies.
-    v2 = msgspec.structs.replace(current, version=2, args_digest=None)
+    v2 = msgspec.structs.replace(v3, version=2, args_digest=None)
     assert b"argsDigest" not in policy_document(v2)
     assert policy_hash(v2) == (
         "sha256:7f6f6e2bf7fdf021c2394a8cf069f7b057426b33166f238aad7e022bce4f6a2c"

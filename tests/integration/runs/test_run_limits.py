@@ -1,0 +1,145 @@
+"""A run's guard rails (issue 22, point 6): a time limit and a cost cap from the agent's
+config or the continue, in the hash-covered policy, ended by alpd with the outcome named."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemons import settled
+
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+CONFIG = """
+[agents.sleeper]
+runtime = "command"
+args = ["sh", "-c", "echo started; sleep 60"]
+timeout = "2s"
+
+[agents.patient]
+runtime = "command"
+args = ["sh", "-c", "sleep 60"]
+
+[agents.spender]
+runtime = "claude"
+budget_usd = 0.005
+
+[runtimes.claude]
+command = {command}
+prices = {{ "stand-in" = {{ input = 2.0, output = 10.0 }} }}
+"""
+
+#: a stand-in `claude`: one response (0.003 USD at the prices above) every 0.2 s, for ever
+SPENDING_CLAUDE = """#!{python}
+import json, os, re, sys, time, uuid
+from pathlib import Path
+args = sys.argv[1:]
+session = args[args.index("--session-id") + 1]
+folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / re.sub(
+    r"[^A-Za-z0-9]", "-", os.path.realpath(os.getcwd()))
+folder.mkdir(parents=True, exist_ok=True)
+transcript = folder / (session + ".jsonl")
+n = 0
+while True:
+    n += 1
+    line = {{"type": "assistant", "uuid": str(uuid.uuid4()), "sessionId": session,
+             "timestamp": "2026-11-30T05:00:00.000Z",
+             "message": {{"model": "stand-in",
+                         "content": [{{"type": "text", "text": "step %d" % n}}],
+                         "usage": {{"input_tokens": 1000, "output_tokens": 100}}}}}}
+    with transcript.open("a") as f:
+        f.write(json.dumps(line) + "\\n")
+    time.sleep(0.2)
+"""
+
+
+@pytest.fixture
+def d(tmp_path: Path) -> Iterator[DaemonProcess]:
+    fake = tmp_path / "claude"
+    fake.write_text(SPENDING_CLAUDE.format(python=sys.executable))
+    fake.chmod(0o755)
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG.format(command=json.dumps(str(fake))))
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
+    with running_daemon(tmp_path, extra_env=env, extra_args=["--config", str(config)]) as daemon:
+        yield daemon
+
+
+def start(d: DaemonProcess, work: Path, agent: str, **extra: Any) -> dict[str, Any]:
+    thread: Any = d.call("thread/create", {"title": agent, "cwd": str(work)})
+    started: Any = d.call(
+        "thread/continue",
+        {"threadId": thread["id"], "agent": agent, "headless": True, "prompt": "go", **extra},
+    )
+    return dict(started["execution"])
+
+
+def policy_of(d: DaemonProcess, execution_id: str) -> dict[str, Any]:
+    shown: Any = d.call("execution/show", {"executionId": execution_id})
+    return dict(shown["policy"])
+
+
+def test_a_run_past_its_agents_time_limit_is_ended_and_settles_timed_out(
+    d: DaemonProcess, work: Path
+) -> None:
+    execution = start(d, work, "sleeper")
+    policy = policy_of(d, execution["id"])
+    assert policy["version"] == 4 and policy["timeoutSeconds"] == 2
+    done = settled(d, execution["id"], timeout=30)
+    assert done["outcome"] == "timed-out"
+    assert done["settledAt"] is not None
+    activity: Any = d.call("activity/list", {})
+    assert [i["outcome"] for i in activity["items"] if i["executionId"] == execution["id"]] == [
+        "timed-out"
+    ]
+
+
+def test_a_continue_sets_its_own_time_limit_over_the_agents(d: DaemonProcess, work: Path) -> None:
+    execution = start(d, work, "patient", timeoutSeconds=1)
+    assert policy_of(d, execution["id"])["timeoutSeconds"] == 1
+    assert settled(d, execution["id"], timeout=30)["outcome"] == "timed-out"
+
+
+def test_a_run_with_no_limit_has_none_in_its_policy(d: DaemonProcess, work: Path) -> None:
+    execution = start(d, work, "patient")
+    policy = policy_of(d, execution["id"])
+    assert "timeoutSeconds" not in policy and "budgetUsd" not in policy
+    d.call("execution/cancel", {"executionId": execution["id"]})
+    assert settled(d, execution["id"])["outcome"] == "cancelled"
+
+
+def test_a_run_whose_cost_reaches_its_cap_is_ended_budget_exceeded(
+    d: DaemonProcess, work: Path
+) -> None:
+    execution = start(d, work, "spender")
+    assert policy_of(d, execution["id"])["budgetUsd"] == 0.005
+    done = settled(d, execution["id"], timeout=30)
+    assert done["outcome"] == "budget-exceeded"
+    # ended soon after crossing: at 0.006 (two responses) or a little more, not minutes on
+    assert 0.005 <= done["costUsd"] < 0.05
+
+
+def test_a_continue_can_cap_the_cost_of_its_run(d: DaemonProcess, work: Path) -> None:
+    thread: Any = d.call("thread/create", {"title": "capped", "cwd": str(work)})
+    done = d.cli(
+        "thread", "continue", thread["id"], "--agent", "claude", "--headless", "--prompt", "go",
+        "--budget-usd", "0.004", "--wait", "--json", cwd=str(work),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    result = json.loads(done.stdout)
+    assert result["execution"]["outcome"] == "budget-exceeded"
+
+
+def test_a_bad_limit_in_config_is_refused_with_its_line(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[agents.x]\nruntime = "command"\ntimeout = "soon"\n')
+    with running_daemon(tmp_path) as daemon:
+        config_path = Path(daemon.home) / "config.toml"
+        config_path.write_text(config.read_text())
+        reload = daemon.cli("daemon", "reload")
+        assert reload.returncode != 0
+        assert "config.toml:3: agents.x.timeout" in reload.stderr, reload.stderr
