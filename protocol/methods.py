@@ -494,10 +494,13 @@ for _name in NOT_FROM_A_RUN_METHODS:
 #: a `threadId` param takes any name of a thread (an id, an id prefix, a title, `@last`),
 #: resolved by the daemon before the method runs: THREAD_AMBIGUOUS or THREAD_NOT_FOUND
 #: (docs/architecture.md, "Naming threads"); so do handoff/send's target and inbox/list's thread
+#: `execution/settle`'s threadId is not a name but the caller's claim of the execution's
+#: thread, checked as given (THREAD_EXECUTION_BINDING_MISMATCH)
 NAMED_THREAD_METHODS = tuple(
     name
     for name, spec in METHODS.items()
-    if "thread_id" in spec.params.__struct_fields__ or name in ("handoff/send", "inbox/list")
+    if ("thread_id" in spec.params.__struct_fields__ and name != "execution/settle")
+    or name in ("handoff/send", "inbox/list")
 )
 for _name in NAMED_THREAD_METHODS:
     _missing = tuple(e for e in _THREAD_NAME_ERRORS if e not in METHODS[_name].errors)

@@ -19,7 +19,7 @@ import structlog
 from alpd.errors import AlpError, InvalidArgument
 from alpd.services.context import Caller
 from protocol import errors, jsonrpc
-from protocol.methods import COMMON_ERRORS, METHODS, MethodSpec
+from protocol.methods import COMMON_ERRORS, METHODS, NAMED_THREAD_METHODS, MethodSpec
 
 log = structlog.get_logger("alpd.rpc")
 
@@ -63,7 +63,8 @@ class Dispatcher:
                 METHODS[name],
                 handlers[name],
                 frozenset((*METHODS[name].errors, *COMMON_ERRORS)),
-                "thread_id" in METHODS[name].params.__struct_fields__,
+                name in NAMED_THREAD_METHODS
+                and "thread_id" in METHODS[name].params.__struct_fields__,
             )
             for name in METHODS
         }

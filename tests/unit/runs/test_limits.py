@@ -25,7 +25,7 @@ def test_a_timeout_is_read_as_people_write_durations(text: str, seconds: int) ->
 
 @pytest.mark.parametrize("text", ["", "soon", "0s", "m", "-5m", "30x", "8d"])
 def test_a_timeout_that_is_no_duration_or_out_of_range_is_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="duration|time limit"):
+    with pytest.raises(ValueError, match=r"duration|time limit"):
         parse_timeout(text)
 
 
@@ -44,7 +44,8 @@ def test_what_a_request_sets_replaces_the_agents_and_nothing_else(
     assert got.timeout_seconds == (
         asked.timeout_seconds if asked.timeout_seconds is not None else agent.timeout_seconds
     )
-    assert got.budget_usd == (asked.budget_usd if asked.budget_usd is not None else agent.budget_usd)
+    budget = asked.budget_usd if asked.budget_usd is not None else agent.budget_usd
+    assert got.budget_usd == budget
 
 
 @given(limits, st.floats(0, 10**7), st.none() | st.floats(0, 10**4))
