@@ -45,6 +45,8 @@ def door_of(session: Session, claimed: str) -> str:
 
 
 def build_handlers(rt: Runtime) -> dict[str, Handler]:
+    # long: one short handler per method of the wire contract and the table binding them;
+    # each only unpacks params for its service, so the length grows with the contract.
     ex = rt.executions
     threads = ex.threads
 
