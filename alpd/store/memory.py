@@ -6,16 +6,18 @@ head row pointing at it, then the full-text row (kept only while the memory is a
 service verifies the chain (`alpd.domain.memory.record.verify_chain`) over what
 `versions_of` returns before it builds on a memory or shows it.
 
-Selection for a new root (`candidates`) is two bounded reads inside the unit that reserves the
-root: the active memories in scope matching any of the thread's words, best bm25 first (at
-most `MATCH_LIMIT`), and the newest ones in scope (at most `RECENT_LIMIT` of the workspace's
-and as many global ones); the domain ranks and caps them.
+Selection for a new root (`candidates`) is bounded reads inside the unit that reserves the
+root: the active memories in scope holding any of the thread's words, the most recently
+written first (at most `MATCH_LIMIT`; not bm25, whose ranking of thousands of matches costs
+~7 ms at 10,000 memories where this costs ~0.6 ms: bench/bench_memory_select.py), and the
+newest ones in scope (at most `RECENT_LIMIT` of the workspace's and as many global ones);
+the domain ranks them by how many of the words they hold and caps them.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -23,14 +25,15 @@ import msgspec
 
 from alpd.domain.memory.record import MemoryVersion, Provenance
 from alpd.domain.memory.selection import Candidate
-from alpd.store.db import Store, Tx
+from alpd.store.db import BlockingTx, Store, Tx, on_thread
 
 __all__ = [
     "MATCH_LIMIT",
     "RECENT_LIMIT",
+    "Chooser",
     "HeadRow",
     "ProposalRow",
-    "candidates",
+    "choose_candidates",
     "decide_proposal",
     "head_of",
     "heads",
@@ -48,8 +51,8 @@ __all__ = [
 ]
 
 #: candidates a root's selection reads: by the thread's words, and the newest in scope
-MATCH_LIMIT: Final = 200
-RECENT_LIMIT: Final = 64
+MATCH_LIMIT: Final = 160
+RECENT_LIMIT: Final = 32
 
 _VERSION_COLUMNS: Final = (
     "memory_id, version, owner_uid, kind, scope, workspace, text, status, provenance, "
@@ -293,27 +296,45 @@ async def search_heads(
     return [_head(row) for row in rows]
 
 
-async def candidates(
-    tx: Tx, owner_uid: int, workspace: str, terms: Sequence[str]
+def _candidate_rows(
+    conn: BlockingTx, owner_uid: int, workspace: str, terms: Sequence[str]
 ) -> list[Candidate]:
-    """The bounded candidates of a root's selection (module docstring)."""
     found: list[Candidate] = []
     if terms:
-        async with tx.execute(
+        found += map(_candidate, conn.execute(
             f"SELECT {_CANDIDATE_COLUMNS} FROM {_FTS_JOIN} "
             f"WHERE memory_fts MATCH ? AND m.status = 'active' AND {_IN_SCOPE} "
-            "ORDER BY bm25(memory_fts) LIMIT ?",
+            "ORDER BY f.rowid DESC LIMIT ?",
             (match_expression(terms, any_term=True), owner_uid, workspace, MATCH_LIMIT),
-        ) as cursor:
-            found += [_candidate(row) for row in await cursor.fetchall()]
-    for where, value in (("m.workspace = ?", workspace), ("m.workspace IS NULL", None)):
-        async with tx.execute(
+        ))  # fmt: skip
+    for where, scope in (("m.workspace = ?", (workspace,)), ("m.workspace IS NULL", ())):
+        found += map(_candidate, conn.execute(
             f"SELECT {_CANDIDATE_COLUMNS} FROM {_HEAD_JOIN} WHERE m.owner_uid = ? "
             f"AND m.status = 'active' AND {where} ORDER BY m.confirmed_at DESC LIMIT ?",
-            (owner_uid, value, RECENT_LIMIT) if value is not None else (owner_uid, RECENT_LIMIT),
-        ) as cursor:
-            found += [_candidate(row) for row in await cursor.fetchall()]
+            (owner_uid, *scope, RECENT_LIMIT),
+        ))  # fmt: skip
     return found
+
+
+Chooser = Callable[[list[Candidate]], Sequence[Candidate]]
+
+
+async def choose_candidates(
+    tx: Tx, owner_uid: int, workspace: str, terms: Sequence[str], choose: Chooser
+) -> tuple[Sequence[Candidate], dict[str, list[tuple[MemoryVersion, str]]]]:
+    """A root's selection in one hop to the writer's thread (a loaded machine stretches
+    each hop to milliseconds): the bounded candidates (module docstring), `choose` (pure)
+    applied to them, and every version of each chosen memory for its chain check."""
+
+    def work(
+        conn: BlockingTx,
+    ) -> tuple[Sequence[Candidate], dict[str, list[tuple[MemoryVersion, str]]]]:
+        chosen = choose(_candidate_rows(conn, owner_uid, workspace, terms))
+        ids = [c.memory_id for c in chosen]
+        rows = conn.execute(_versions_sql(len(ids)), ids).fetchall() if ids else []
+        return chosen, _chains(ids, rows)
+
+    return await on_thread(tx, work)
 
 
 async def insert_root_memories(

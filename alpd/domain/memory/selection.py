@@ -86,7 +86,10 @@ def rank(candidates: Iterable[Candidate], terms: Sequence[str]) -> list[Candidat
     by_recency = sorted(candidates, key=lambda c: (c.confirmed_at, c.memory_id), reverse=True)
     if not wanted:
         return by_recency
-    overlap = {c.memory_id: len(wanted.intersection(words(c.text))) for c in by_recency}
+    # The query's words are already filtered: a plain split of the text is enough to meet them.
+    overlap = {
+        c.memory_id: len(wanted.intersection(_WORD.findall(c.text.lower()))) for c in by_recency
+    }
     return sorted(by_recency, key=lambda c: overlap[c.memory_id], reverse=True)
 
 
@@ -109,6 +112,9 @@ def select_memories(
         if candidate.memory_id in seen:
             continue
         seen.add(candidate.memory_id)
+        # A line is at least its text and its id: what cannot fit is not rendered at all.
+        if used + len(candidate.text) + len(candidate.memory_id) > max_bytes:
+            continue
         line = render_line(
             MemoryLine(candidate.memory_id, candidate.kind, candidate.scope, candidate.text,
                        candidate.confirmed_at),

@@ -3,12 +3,13 @@
 Inside the unit that reserves the root (`alpd.services.runs.reserve`): unless `[memory]
 max_bytes` is 0 or the root's agent says `memory = false`, the thread's words (title,
 objective, pins, the last outcomes' summaries and the new root's prompt: `query_terms`) pick
-bounded candidates from the store (`alpd.store.memory.candidates`), the domain ranks and caps
-them (`alpd.domain.memory.selection`), and each chosen memory's chain is verified. A memory
-whose chain no longer verifies is left out (and logged as `memory_tampered`): one rewritten
-row must not stop every thread of the workspace from starting, and what it says can no
-longer be trusted; `alp memory show` names it MEMORY_TAMPERED. The root records which
-versions it was given and a digest of them (`root_memories`, immutable), even when none were.
+bounded candidates from the store (`alpd.store.memory.choose_candidates`, one hop), the
+domain ranks and caps them (`alpd.domain.memory.selection`), and each chosen memory's
+chain is verified. A memory whose chain no longer verifies is left out (and logged as
+`memory_tampered`): one rewritten row must not stop every thread of the workspace from
+starting, and what it says can no longer be trusted; `alp memory show` names it
+MEMORY_TAMPERED. The root records which versions it was given and a digest of them
+(`root_memories`, immutable), even when none were.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from dataclasses import dataclass
 import structlog
 
 from alpd.domain.canonical import digest_of
-from alpd.domain.memory.record import verify_chain
-from alpd.domain.memory.selection import Candidate, query_terms, select_memories
+from alpd.domain.memory.record import MemoryVersion, verify_chain
+from alpd.domain.memory.selection import Candidate, Chosen, query_terms, select_memories
 from alpd.domain.memory.settings import MemorySettings
 from alpd.domain.runs.agents import AgentDefinition
 from alpd.domain.threads.context import Snapshot
@@ -29,6 +30,8 @@ from alpd.store import memory as memories
 from alpd.store.db import Tx
 
 log = structlog.get_logger("alpd.memory")
+
+Chain = list[tuple[MemoryVersion, str]]
 
 #: outcomes whose summaries count as the thread's recent activity
 RECENT_OUTCOMES = 3
@@ -73,16 +76,20 @@ async def memory_for_root(
     """The memory section for a new root (module docstring)."""
     if settings.max_bytes <= 0 or not agent.memory:
         return GivenMemory("", (), enabled=False)
-    pool = await memories.candidates(tx, owner_uid, workspace, words)
     excluded: set[str] = set()
     while True:
-        chosen = select_memories(
-            (c for c in pool if c.memory_id not in excluded),
-            words,
-            max_bytes=settings.max_bytes,
-            now=now,
-        )
-        broken = await _tampered(tx, chosen.memories)
+        chosen: Chosen = Chosen((), "")
+
+        def choose(
+            pool: list[Candidate], skip: frozenset[str] = frozenset(excluded)
+        ) -> tuple[Candidate, ...]:
+            nonlocal chosen
+            kept = [c for c in pool if c.memory_id not in skip]
+            chosen = select_memories(kept, words, max_bytes=settings.max_bytes, now=now)
+            return chosen.memories
+
+        picked, chains = await memories.choose_candidates(tx, owner_uid, workspace, words, choose)
+        broken = _tampered(picked, chains)
         if not broken:
             break
         excluded |= broken
@@ -90,20 +97,18 @@ async def memory_for_root(
     return GivenMemory(chosen.text, versions, enabled=True)
 
 
-async def _tampered(tx: Tx, chosen: Iterable[Candidate]) -> set[str]:
+def _tampered(chosen: Iterable[Candidate], chains: dict[str, Chain]) -> set[str]:
     """The chosen memories whose chain does not verify up to the version chosen."""
-    wanted = {c.memory_id: c for c in chosen}
-    chains = await memories.versions_of(tx, list(wanted))
     broken: set[str] = set()
-    for memory_id, candidate in wanted.items():
-        chain = chains[memory_id]
+    for candidate in chosen:
+        chain = chains.get(candidate.memory_id, [])
         try:
             head = verify_chain([v for v, _ in chain], [d for _, d in chain])
             if head != candidate.digest or chain[-1][0].text != candidate.text:
-                raise MemoryTampered(memoryId=memory_id)
+                raise MemoryTampered(memoryId=candidate.memory_id)
         except MemoryTampered:
-            log.warning("memory_tampered", memory_id=memory_id)
-            broken.add(memory_id)
+            log.warning("memory_tampered", memory_id=candidate.memory_id)
+            broken.add(candidate.memory_id)
     return broken
 
 

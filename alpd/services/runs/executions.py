@@ -9,6 +9,9 @@ runtime, program), starts a headless one under the supervisor, attaches an inter
 and publishes each change as `execution/changed`.
 """
 
+# long: the lifecycle of a root in one class (continue, attach, settle, wait, show, the
+# headless start and its failure paths); splitting it is issue-worthy, not a side edit.
+
 from __future__ import annotations
 
 import contextlib
@@ -124,9 +127,6 @@ class Executions:
 
         Done before any write, so a missing runtime leaves nothing behind (not even the
         empty thread of a failed `alp`)."""
-
-        # long: the lifecycle of a root in one class (continue, attach, settle, wait, show, the
-        # headless start and its failure paths); splitting it is issue-worthy, not a side edit.
         agent = self.resolve_agent(params.agent, params.runtime)
         runtime = runtime_adapter(agent.runtime)
         if params.headless and not runtime.supports_headless:

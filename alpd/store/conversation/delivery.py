@@ -7,6 +7,9 @@ claim, the lease of `delivery/pending`, an ack); those taking the `Store` are re
 own.
 """
 
+# long: every statement of the one delivery queue (store, route, claim, ack, give back),
+# read side by side; a split by job is issue-worthy, not a side edit.
+
 from __future__ import annotations
 
 from typing import Final, NamedTuple
@@ -74,9 +77,6 @@ def _marks(ids: list[int]) -> str:
 
 async def thread_owner(tx: Tx, thread_id: str) -> int | None:
     """The uid owning the thread (None: no such thread)."""
-
-    # long: every statement of the one delivery queue (store, route, claim, ack, give back),
-    # read side by side; a split by job is issue-worthy, not a side edit.
     async with tx.execute("SELECT owner_uid FROM threads WHERE id = ?", (thread_id,)) as cur:
         owner = await cur.fetchone()
     return int(owner["owner_uid"]) if owner is not None else None
