@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any, Final
 
 import msgspec
@@ -361,19 +361,7 @@ async def insert_proposal(tx: Tx, proposal: ProposalRow) -> None:
     await tx.execute(
         "INSERT INTO memory_proposals (id, owner_uid, thread_id, execution_id, workspace, scope, "
         "kind, text, file_path, status, proposed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            proposal.id,
-            proposal.owner_uid,
-            proposal.thread_id,
-            proposal.execution_id,
-            proposal.workspace,
-            proposal.scope,
-            proposal.kind,
-            proposal.text,
-            proposal.file_path,
-            proposal.status,
-            proposal.proposed_at,
-        ),
+        astuple(proposal)[:11],
     )
 
 
