@@ -29,6 +29,7 @@ from alpd.events import EventBus
 from alpd.rpc.connection import ConnectionLimits, InFlight
 from alpd.rpc.dispatch import Dispatcher, Handler, Session
 from alpd.rpc.listener import connection_cap
+from alpd.services.bundles.service import BundleService
 from alpd.services.checkpoints.retention import Retention
 from alpd.services.checkpoints.service import CheckpointService
 from alpd.services.context import Daemon
@@ -107,6 +108,7 @@ class Runtime:
         self.executions.before_start.append(self.checkpoints.before_root)
         self.executions.after_settle.append(self.checkpoints.after_settle)
         self.retention = Retention(self.checkpoints)
+        self.bundles = BundleService(self.daemon, config.home, self.executions.threads)
         self.history = HistoryService(self.executions)
         self.executions.after_settle.append(self.history.after_settle)
         #: the meaning index (docs/search.md), built by its background task

@@ -239,3 +239,25 @@ class WorkspaceChanged(AlpError):
     lists them (restore with force to go ahead: the restore is itself undoable)."""
 
     name = "WORKSPACE_CHANGED"
+
+
+class BundleInvalid(AlpError):
+    """A file that is not a thread bundle this alp reads: not gzip, not JSON lines, an
+    unknown format or version, a record of the wrong shape, or over a size cap (`data.limit`)."""
+
+    name = "BUNDLE_INVALID"
+
+
+class BundleTampered(AlpError):
+    """A bundle whose bytes no longer match its manifest, or whose records fail their own
+    digests (a snapshot, a policy, a checkpoint, a history entry): `data.what` names it."""
+
+    name = "BUNDLE_TAMPERED"
+
+
+class BundleConflict(AlpError):
+    """The bundle's thread is here with another state, or one of its ids belongs to
+    something else here: nothing is imported (ids are never remapped silently)."""
+
+    name = "BUNDLE_CONFLICT"
+

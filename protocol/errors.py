@@ -106,6 +106,18 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1121,
         "the files changed since that step ended; a restore would lose those changes",
     ),
+    "BUNDLE_INVALID": (
+        1130,
+        "the file is not a thread bundle alp can read (format, version, shape or size)",
+    ),
+    "BUNDLE_TAMPERED": (
+        1131,
+        "a thread bundle's records no longer match their manifest or their digests",
+    ),
+    "BUNDLE_CONFLICT": (
+        1132,
+        "the bundle's thread (or one of its ids) is here already with other content",
+    ),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

@@ -151,6 +151,22 @@ METHODS: dict[str, MethodSpec] = {
         "checkpointed, so it can be undone",
         errors=(*_THREAD, "CHECKPOINT_NOT_FOUND", "WORKSPACE_CHANGED", "THREAD_BUSY", *_POLICY),
     ),
+    "thread/export": MethodSpec(
+        m.ThreadExportParams,
+        m.ThreadExportResult,
+        "the thread and everything that is its (chain, roots and policies, pins, steps, "
+        "history, deliveries, reports, handoffs) as one bundle file with a manifest "
+        "(docs/bundles.md); THREAD_BUSY while a root runs",
+        errors=(*_THREAD, "THREAD_BUSY", "BUNDLE_TAMPERED", "BUNDLE_INVALID"),
+    ),
+    "thread/import": MethodSpec(
+        m.ThreadImportParams,
+        m.ThreadImportResult,
+        "a bundle's thread, every digest checked first (BUNDLE_TAMPERED, BUNDLE_INVALID), "
+        "owned by the caller; the same thread again changes nothing, another state of it or "
+        "an id taken here is BUNDLE_CONFLICT",
+        errors=("BUNDLE_INVALID", "BUNDLE_TAMPERED", "BUNDLE_CONFLICT"),
+    ),
     "thread/recap": MethodSpec(
         m.ThreadRecapParams,
         m.ThreadRecap,
@@ -465,6 +481,8 @@ NOT_FROM_A_RUN_METHODS = (
     "thread/clear",
     "thread/undo",
     "thread/adopt",
+    "thread/export",
+    "thread/import",
     "thread/restore",
     "thread/push",
     "thread/continue",

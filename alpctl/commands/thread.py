@@ -1,5 +1,5 @@
 """`alp thread ACTION`: create, continue, list, show, context, close, archive, clear, undo,
-log, adopt, reconcile, sync, diff, restore."""
+log, adopt, export, import, reconcile, sync, diff, restore."""
 
 from __future__ import annotations
 
@@ -133,6 +133,15 @@ def _adopted(result: dict[str, Any]) -> str:
     )
 
 
+def _export(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
+    parser.add_argument("-o", "--output", help="write the bundle here (default: stdout)")
+
+
+def _import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="a bundle made by alp thread export")
+
+
 def _by_id(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
 
@@ -156,6 +165,8 @@ ACTIONS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "restore": ("put the files back to before root #N (--root N --files)", _restore),
     "log": ("the conversation: prompts, replies, tool calls, pushes, reports, markers", _log),
     "adopt": ("an imported session (`alp import`) becomes a root to read and continue", _adopt),
+    "export": ("the thread as one portable, verified bundle (> FILE)", _export),
+    "import": ("a bundle's thread, every digest checked, owned by you", _import),
     "reconcile": ("settle the thread's dead roots as interrupted", _by_id),
     "sync": ("re-run the history copy of every settled root (idempotent)", _by_id),
 }
@@ -258,6 +269,10 @@ def run(args: Arguments, inv: Invocation) -> int:
             if value is not None:
                 adopt[key] = value
         out.emit(inv.client.call("thread/adopt", adopt), _adopted)
+    elif action in ("export", "import"):
+        from alpctl import bundles
+
+        return bundles.export(args, inv) if action == "export" else bundles.import_(args, inv)
     elif action == "reconcile":
         result = inv.client.call("thread/reconcile", {"threadId": args.id})
         out.emit(result, lambda r: f"settled {len(r['settled'])}: {' '.join(r['settled']) or '-'}")

@@ -397,6 +397,8 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "thread/recap": recap,
         "thread/transcript": transcript,
         "thread/adopt": adopt,
+        "thread/export": lambda session, params: rt.bundles.export(session.caller, params),
+        "thread/import": lambda session, params: rt.bundles.import_(session.caller, params),
         "thread/diff": diff,
         "thread/restore": restore,
         "thread/reconcile": reconcile,

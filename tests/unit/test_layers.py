@@ -120,6 +120,7 @@ CAPABILITY_USES = {
     "memory": {"threads", "runs"},
     "channels": {"runs"},
     "checkpoints": {"threads", "runs"},
+    "bundles": {"threads", "runs"},
 }
 
 

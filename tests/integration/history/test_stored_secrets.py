@@ -455,3 +455,29 @@ def test_the_home_is_0700_and_every_file_in_it_0600(d: DaemonProcess) -> None:
         if mode != (0o700 if (d.home / name).is_dir() else 0o600)
     }
     assert wrong == {}
+
+
+def test_a_thread_bundle_holds_no_secret(
+    d: DaemonProcess, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every thread of the scenario exported (issue 24, point 8): a bundle holds what the
+    store holds, so none of the secrets, in its text or in its base64-carried bytes."""
+    import base64
+    import gzip
+
+    out = tmp_path_factory.mktemp("bundles")
+    threads = d.call("thread/list", {"all": True})
+    assert isinstance(threads, dict) and len(threads["threads"]) >= 2
+    for thread in threads["threads"]:
+        bundle = out / f"{thread['id']}.alp.gz"
+        done = d.cli("thread", "export", thread["id"], "-o", str(bundle))
+        assert done.returncode == 0, done.stderr
+        text = gzip.decompress(bundle.read_bytes())
+        blobs = b"".join(
+            base64.b64decode(value["$b64"])
+            for line in text.splitlines()[1:-1]
+            for value in json.loads(line)["row"].values()
+            if isinstance(value, dict)
+        )
+        leaks = [s[:12] for s in SECRETS if s.encode() in text or s.encode() in blobs]
+        assert leaks == [], thread["id"]
