@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 import structlog
+from anyio import open_signal_receiver  # eager: see _until_stopped
 
 from alpd import __version__
 from alpd.assembly import BACKGROUND_TASKS, DaemonConfig, Runtime
@@ -32,6 +33,7 @@ from alpd.paths import ensure_private_dir
 from alpd.rpc.connection import Connection
 from alpd.rpc.handlers import build_handlers
 from alpd.rpc.listener import accept_forever, bind_unix_socket, refuse
+from alpd.rpc.lobby import Lobby
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller
 from alpd.socket_activation import listen_fds
@@ -41,7 +43,11 @@ from alpd.supervisor.supervisor import Supervisor
 from protocol import errors, jsonrpc
 from protocol import messages as m
 from protocol.framing import Framing, encode_frame
-from protocol.peercred import PeerCredentialsUnavailable, read_peer_credentials
+from protocol.peercred import (
+    PeerCredentials,
+    PeerCredentialsUnavailable,
+    read_peer_credentials,
+)
 
 if TYPE_CHECKING:
     pass
@@ -49,8 +55,9 @@ if TYPE_CHECKING:
 log = structlog.get_logger("alpd")
 
 
-async def serve_peer(runtime: Runtime, peer: socket.socket) -> None:
-    """Serve one accepted socket, or refuse it at once (foreign uid, over the cap)."""
+def admit_peer(runtime: Runtime, lobby: Lobby, peer: socket.socket) -> None:
+    """Take one accepted socket into the lobby, or refuse it at once (foreign uid, over the
+    cap). Synchronous and cheap: the accept loop takes a batch of these per turn."""
     try:
         creds = read_peer_credentials(peer)
     except PeerCredentialsUnavailable:
@@ -72,6 +79,21 @@ async def serve_peer(runtime: Runtime, peer: socket.socket) -> None:
         )
         return
     runtime.connections[creds.uid] = held + 1
+    lobby.admit(peer, creds)
+
+
+def _release(runtime: Runtime, creds: PeerCredentials) -> None:
+    runtime.connections[creds.uid] -= 1
+
+
+async def serve_peer(
+    runtime: Runtime,
+    peer: socket.socket,
+    preloaded: bytes,
+    partial_since: float | None,
+    creds: PeerCredentials,
+) -> None:
+    """Serve a connection that left the lobby with the start of a frame (`preloaded`)."""
     try:
         stream = await anyio.abc.UNIXSocketStream.from_socket(peer)
         caller = Caller(uid=creds.uid, gid=creds.gid, pid=creds.pid)
@@ -83,6 +105,7 @@ async def serve_peer(runtime: Runtime, peer: socket.socket) -> None:
             runtime.config.limits,
             runtime.in_flight,
         )
+        connection.preload(preloaded, partial_since)
         await connection.serve()
     except Exception:
         # Whatever one connection did wrong ends that connection, never the task group
@@ -90,7 +113,7 @@ async def serve_peer(runtime: Runtime, peer: socket.socket) -> None:
         log.exception("connection_failed", uid=creds.uid, pid=creds.pid)
         peer.close()
     finally:
-        runtime.connections[creds.uid] -= 1
+        _release(runtime, creds)
 
 
 def runs_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
@@ -169,11 +192,19 @@ async def _serve(
         async with anyio.create_task_group() as tg:
             accept_scope = anyio.CancelScope()
 
+            def start(
+                peer: socket.socket, data: bytes, since: float | None, creds: PeerCredentials
+            ) -> None:
+                tg.start_soon(serve_peer, runtime, peer, data, since, creds)
+
+            lobby = Lobby(config.limits, start, partial(_release, runtime))
+
             async def accept() -> None:
                 with accept_scope:
-                    await accept_forever(sock, partial(serve_peer, runtime), tg)
+                    await accept_forever(sock, partial(admit_peer, runtime, lobby))
 
             tg.start_soon(accept)
+            tg.start_soon(lobby.sweep_forever)
             groups = cgroups.detect(config.home, os.getuid())
             cgroups.install(groups)
             runtime.executions.supervisor = Supervisor(
@@ -259,7 +290,10 @@ async def _until_stopped(runtime: Runtime) -> None:
     async with anyio.create_task_group() as waiting:
 
         async def signals() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as sigs:
+            # Imported with the module, not lazily by anyio at first use: by then a crowd of
+            # connections may hold every descriptor (the accept loop takes a batch per turn),
+            # and the import failing with EMFILE ended the daemon.
+            with open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as sigs:
                 async for signum in sigs:
                     log.info("signal", signal=signal.Signals(signum).name)
                     if signum != signal.SIGHUP:

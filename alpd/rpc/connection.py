@@ -125,6 +125,7 @@ class Connection:
         #: the watchdog's sleep, to wake it when a partial frame begins
         self._nap: anyio.CancelScope | None = None
         self._blocking = 0
+        self._preloaded = False
         #: when the current wait for a frame began (time.monotonic), None while not waiting
         self._waiting_since: float | None = None
         # Deadlines spread over [1, 1 + SPREAD) times the limit, per connection: a crowd that
@@ -231,7 +232,16 @@ class Connection:
                 await anyio.sleep(left)
             self._nap = None
 
+    def preload(self, data: bytes, partial_since: float | None) -> None:
+        """What the lobby read before this connection was served (`alpd.rpc.lobby`), and
+        when its partial frame began: served first, the frame's deadline kept."""
+        self._decoder.feed(data)
+        self._partial_since = partial_since
+        self._preloaded = bool(data)
+
     async def _read_loop(self, tg: TaskGroup) -> None:
+        if self._preloaded and not await self._drain_frames(tg):
+            return
         while True:
             data = await self._receive()
             if data is None:

@@ -23,13 +23,12 @@ import errno
 import os
 import socket
 import stat
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Final, NoReturn
 
 import anyio
 import structlog
-from anyio.abc import TaskGroup
 
 from alpd.paths import ensure_private_dir
 
@@ -43,6 +42,8 @@ WEB_RESERVE: Final = 128
 #: connections of one uid at most, whatever the fd limit (each holds buffers and a task)
 MAX_CONNECTIONS: Final = 4096
 MIN_CONNECTIONS: Final = 8
+#: connections accepted per turn of the loop at most
+ACCEPT_BATCH: Final = 64
 ACCEPT_BACKOFF_FIRST: Final = 0.01
 ACCEPT_BACKOFF_MAX: Final = 1.0
 
@@ -103,33 +104,36 @@ def connection_cap(fd_limit: int) -> int:
 
 
 async def accept_forever(
-    listener: socket.socket,
-    serve: Callable[[socket.socket], Coroutine[Any, Any, None]],
-    tg: TaskGroup,
+    listener: socket.socket, admit: Callable[[socket.socket], None]
 ) -> NoReturn:
-    """Accept connections on a non-blocking `listener` and serve each in its own task."""
+    """Accept connections on a non-blocking `listener`, up to `ACCEPT_BATCH` per turn of the
+    loop, and hand each to `admit` (synchronous: it refuses the peer or puts it in the lobby,
+    `alpd.rpc.lobby`, where it costs no task until it sends a frame)."""
     backoff = ACCEPT_BACKOFF_FIRST
     while True:
-        try:
-            peer, _ = listener.accept()
-        except BlockingIOError:
-            await anyio.wait_readable(listener)
-            continue
-        except OSError as exc:
-            if exc.errno in _ABORTED:
-                continue
-            if exc.errno not in _EXHAUSTED:
-                raise
-            log.warning("accept_failed", error=os.strerror(exc.errno), retry_in=backoff)
-            await anyio.sleep(backoff)
-            backoff = min(backoff * 2, ACCEPT_BACKOFF_MAX)
-            continue
-        backoff = ACCEPT_BACKOFF_FIRST
-        peer.setblocking(False)
-        tg.start_soon(serve, peer)
-        # One connection per turn of the loop: a crowd's thousand pending connects, taken in
-        # one go, made a thousand connection starts that every ready request waited behind.
-        await anyio.lowlevel.checkpoint()
+        for _ in range(ACCEPT_BATCH):
+            try:
+                peer, _ = listener.accept()
+            except BlockingIOError:
+                await anyio.wait_readable(listener)
+                break
+            except OSError as exc:
+                if exc.errno in _ABORTED:
+                    continue
+                if exc.errno not in _EXHAUSTED:
+                    raise
+                log.warning("accept_failed", error=os.strerror(exc.errno), retry_in=backoff)
+                await anyio.sleep(backoff)
+                backoff = min(backoff * 2, ACCEPT_BACKOFF_MAX)
+                break
+            backoff = ACCEPT_BACKOFF_FIRST
+            peer.setblocking(False)
+            admit(peer)
+        else:
+            # A full batch: let the loop serve what is ready (the owner's request among
+            # them) before the next one. Admitting is cheap (no task), so the owner's fresh
+            # connection waits behind at most a batch of the crowd's reconnections.
+            await anyio.lowlevel.checkpoint()
 
 
 def refuse(peer: socket.socket, reply: bytes) -> None:
