@@ -75,6 +75,13 @@ METHODS: dict[str, MethodSpec] = {
     "daemon/stop": MethodSpec(
         m.Empty, m.StopResult, "stop the daemon after the requests in flight (as SIGTERM does)"
     ),
+    "daemon/doctor": MethodSpec(
+        m.Empty,
+        m.DoctorResult,
+        "everything a person needs working, each ok/warn/fail with what to do: runtimes found "
+        "and logged in (never calling a model), alp for the runs, socket, config, disk, web "
+        "page, background tasks, chat channels",
+    ),
     "thread/create": MethodSpec(m.ThreadCreateParams, m.Thread, "a new Thread; never reuses one"),
     "thread/list": MethodSpec(
         m.ThreadListParams, m.ThreadListResult, "threads of a workspace (default: the caller's)"

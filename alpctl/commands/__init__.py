@@ -64,6 +64,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "web": ("web", "the web page: turn it on and print a one-time login URL"),
     "channel": ("channel", "chat doors (Telegram, WeChat): list, pair a sender, unpair"),
     "daemon": ("daemon", "the daemon: status, ping, reload its config, stop"),
+    "doctor": (
+        "doctor",
+        "is everything working? runtimes and logins, socket, config, disk, web page, tasks",
+    ),
     "status": ("status", "the daemon's state (same as `alp daemon status`)"),
     "ping": ("ping", "is the daemon there? (same as `alp daemon ping`)"),
     "help": ("help", "help on a command: `alp help thread list`"),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from alpd import __version__
+from alpd.doctor import doctor
 from alpd.errors import KindNotAllowed
 from alpd.rpc.dispatch import Handler, Session
 from alpd.runtimes.registry import adapters
@@ -90,6 +91,9 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
             tasks=rt.task_states(),
             search=rt.meaning.state(),
         )
+
+    async def daemon_doctor(session: Session, params: m.Empty) -> m.DoctorResult:
+        return await doctor(rt)
 
     async def create(session: Session, params: m.ThreadCreateParams) -> m.Thread:
         return await threads.create(session.caller, params)
@@ -413,6 +417,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "delegation/tree": tree,
         "daemon/ping": ping,
         "daemon/status": status,
+        "daemon/doctor": daemon_doctor,
         "daemon/reload": reload,
         "daemon/sweep": sweep,
         "daemon/stop": stop,

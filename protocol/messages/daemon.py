@@ -1,7 +1,9 @@
-"""`daemon/ping`, `daemon/status`, `daemon/reload`, `daemon/stop` and `web/open`: the
-daemon's own methods."""
+"""`daemon/ping`, `daemon/status`, `daemon/reload`, `daemon/stop`, `daemon/doctor` and
+`web/open`: the daemon's own methods."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from protocol.messages.base import Wire
 from protocol.messages.history import MeaningIndexState
@@ -64,6 +66,31 @@ class StopResult(Wire):
     pid: int
 
 
+#: a check's verdict: `warn` works for now or for some uses; `fail` stops something working
+DoctorStatus = Literal["ok", "warn", "fail"]
+
+
+class DoctorCheck(Wire):
+    """One thing a person needs working, as `alp doctor` shows it."""
+
+    #: what was checked: `config`, `socket`, `disk`, `runtime claude`, `task scheduler` …
+    name: str
+    status: DoctorStatus
+    #: what was found (a path, a state, a figure)
+    detail: str
+    #: what to do about a `warn` or `fail`
+    fix: str | None = None
+
+
+class DoctorResult(Wire):
+    """`daemon/doctor`: the daemon's side of `alp doctor` (the client adds what only it can
+    see: the login shell's PATH); read-only, and it never calls a model."""
+
+    checks: list[DoctorCheck]
+    #: the `alp` a run is told of (`ALP_BIN`), None when alpd found none
+    alp_bin: str | None = None
+
+
 class WebOpenParams(Wire):
     pass
 
@@ -83,6 +110,9 @@ class WebOpenResult(Wire):
 
 __all__ = [
     "Counts",
+    "DoctorCheck",
+    "DoctorResult",
+    "DoctorStatus",
     "PingResult",
     "ReloadResult",
     "StatusResult",

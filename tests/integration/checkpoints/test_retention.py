@@ -47,6 +47,5 @@ def test_only_the_newest_roots_keep_their_checkpoints(
     assert ps["workspaces"] == 1 and ps["entries"] == 2 and ps["keepRoots"] == 2
     assert 900_000 < ps["bytes"] < 1_500_000
     assert (
-        call(d, "thread/diff", {"threadId": thread_id, "root": 4})["files"][0]["path"]
-        == "blob.bin"
+        call(d, "thread/diff", {"threadId": thread_id, "root": 4})["files"][0]["path"] == "blob.bin"
     )
