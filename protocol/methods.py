@@ -350,8 +350,8 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "inbox/dismiss": MethodSpec(
         m.InboxItemRef,
-        m.InboxDismissResult,
-        "drop a waiting directive or memory proposal (its record stays)",
+        m.Handoff,
+        "drop a waiting directive (its record stays; a memory proposal: memory/dismiss)",
         errors=("INBOX_ITEM_NOT_FOUND", "HANDOFF_DENIED"),
     ),
     "events/subscribe": MethodSpec(
@@ -443,6 +443,12 @@ METHODS: dict[str, MethodSpec] = {
         "a pinned line of a thread's current context becomes a memory citing it",
         errors=(*_THREAD, "THREAD_CONTEXT_TAMPERED"),
     ),
+    "memory/dismiss": MethodSpec(
+        m.InboxItemRef,
+        m.MemoryProposal,
+        "drop a run's memory proposal waiting in the inbox (its record stays)",
+        errors=("INBOX_ITEM_NOT_FOUND",),
+    ),
     "memory/propose": MethodSpec(
         m.MemoryProposeParams,
         m.MemoryProposal,
@@ -509,6 +515,7 @@ NOT_FROM_A_RUN_METHODS = (
     "memory/retract",
     "memory/review",
     "memory/promote",
+    "memory/dismiss",
     "channel/pair",
     "channel/unpair",
     "thread/say",

@@ -10,7 +10,6 @@ from alpctl.invocation import EXIT_OK, Invocation, UsageError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
 
     from alpctl.command_line import Arguments
 
@@ -35,12 +34,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _dismissed(result: dict[str, Any]) -> str:
-    if result.get("proposal"):
-        return f"dismissed memory proposal {result['proposal']['id']}"
-    return f"dismissed:\n{handoff_line(result['item'], 'in')}"
-
-
 def run(args: Arguments, inv: Invocation) -> int:
     if args.action == "list":
         if args.id:
@@ -53,6 +46,10 @@ def run(args: Arguments, inv: Invocation) -> int:
     if args.action == "confirm":
         inv.out.emit(inv.client.call("inbox/confirm", {"id": args.id}), confirmed)
     else:
-        dropped = inv.client.call("inbox/dismiss", {"id": args.id})
-        inv.out.emit(dropped, _dismissed)
+        if args.id.startswith("prop_"):
+            dropped = inv.client.call("memory/dismiss", {"id": args.id})
+            inv.out.emit(dropped, lambda p: f"dismissed memory proposal {p['id']}")
+        else:
+            dropped = inv.client.call("inbox/dismiss", {"id": args.id})
+            inv.out.emit(dropped, lambda h: f"dismissed:\n{handoff_line(h, 'in')}")
     return EXIT_OK

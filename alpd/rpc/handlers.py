@@ -175,8 +175,11 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
     async def inbox_confirm(session: Session, params: m.InboxItemRef) -> m.InboxConfirmResult:
         return await rt.inbox.confirm(session.caller, params, session.door)
 
-    async def inbox_dismiss(session: Session, params: m.InboxItemRef) -> m.InboxDismissResult:
+    async def inbox_dismiss(session: Session, params: m.InboxItemRef) -> m.Handoff:
         return await rt.inbox.dismiss(session.caller, params)
+
+    async def memory_dismiss(session: Session, params: m.InboxItemRef) -> m.MemoryProposal:
+        return await rt.inbox.dismiss_proposal(session.caller, params)
 
     async def ack(session: Session, params: m.AckParams) -> m.AckResult:
         return await rt.delivery.ack(session.caller, params)
@@ -368,6 +371,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "memory/review": memory_review,
         "memory/promote": memory_promote,
         "memory/propose": memory_propose,
+        "memory/dismiss": memory_dismiss,
         "thread/say": say,
         "channel/list": channel_list,
         "channel/pair": channel_pair,

@@ -46,7 +46,33 @@ class Actions:
             Route("/schedules/{schedule_id}/resume", self.resume, methods=["POST"]),
             Route("/inbox/{item_id}/confirm", self.confirm, methods=["POST"]),
             Route("/inbox/{item_id}/dismiss", self.dismiss, methods=["POST"]),
+            Route("/memory", self.remember, methods=["POST"]),
+            Route("/memory/{memory_id}/retract", self.retract, methods=["POST"]),
         ]
+
+    async def remember(self, request: Request) -> Response:
+        """The person writes a memory from the page's form (memory/add)."""
+        form = await _form(request)
+        scope = form.get("scope") or "workspace"
+        try:
+            await self.door.call(
+                "memory/add",
+                text=form.get("text", ""),
+                kind=form.get("kind") or "fact",
+                scope=scope,
+                workspace=(form.get("workspace") or None) if scope == "workspace" else None,
+                cwd="/",
+            )
+        except AlpError as exc:
+            return await self.pages.memory(request, error=exc, form=form)
+        return RedirectResponse("/memory", status_code=303)
+
+    async def retract(self, request: Request) -> Response:
+        try:
+            await self.door.call("memory/retract", id=request.path_params["memory_id"])
+        except AlpError as exc:
+            return await self.pages.memory(request, error=exc)
+        return RedirectResponse("/memory", status_code=303)
 
     async def _on_thread(
         self, request: Request, method: str, params: Callable[[dict[str, str]], dict[str, Any]]
@@ -124,4 +150,6 @@ class Actions:
         return await self._on_inbox(request, "inbox/confirm")
 
     async def dismiss(self, request: Request) -> Response:
-        return await self._on_inbox(request, "inbox/dismiss")
+        item_id = request.path_params["item_id"]
+        method = "memory/dismiss" if item_id.startswith("prop_") else "inbox/dismiss"
+        return await self._on_inbox(request, method)

@@ -48,6 +48,7 @@ def routes(door: Door, streams: EventStreams) -> list[BaseRoute]:
         Route("/ps", pages.running),
         Route("/schedules", pages.schedules),
         Route("/inbox", pages.inbox),
+        Route("/memory", pages.memory),
         Route("/events", streams.endpoint),
         *actions.routes(),
         Mount("/static", StaticFiles(packages=[("alpd.web", "static")]), name="static"),

@@ -214,8 +214,37 @@ class Pages:
             status=http_status(error.name) if error else 200,
             title="Inbox",
             items=listed.items,
+            proposals=listed.proposals,
             error=error,
             live="/events",
             href="/inbox",
+            now=_now(),
+        )
+
+    async def memory(
+        self,
+        request: Request,
+        *,
+        error: AlpError | None = None,
+        form: dict[str, str] | None = None,
+    ) -> Response:
+        """Every memory of yours, and a small form to write one (memory/add)."""
+        try:
+            listed: m.MemoryListResult = await self.door.call("memory/list", all=True)
+            threads: m.ThreadListResult = await self.door.call(
+                "thread/list", all=True, limit=THREADS_SHOWN
+            )
+        except AlpError as exc:
+            return error_page(exc, "Memory")
+        return render(
+            "memory.html",
+            status=http_status(error.name) if error else 200,
+            title="Memory",
+            memories=listed.memories,
+            tampered=listed.tampered,
+            workspaces=sorted({t.workspace for t in threads.threads}),
+            error=error,
+            form=form or {},
+            href="/memory",
             now=_now(),
         )

@@ -118,13 +118,6 @@ class InboxConfirmResult(Wire):
     memory: Memory | None = None
 
 
-class InboxDismissResult(Wire):
-    """The dismissed item: a handoff (`item`) or a memory proposal (`proposal`)."""
-
-    item: Handoff | None = None
-    proposal: MemoryProposal | None = None
-
-
 class InboxChanged(Wire):
     """`inbox/changed`: an item arrived, or the person confirmed or dismissed one."""
 
@@ -145,7 +138,6 @@ __all__ = [
     "HandoffStatus",
     "InboxChanged",
     "InboxConfirmResult",
-    "InboxDismissResult",
     "InboxItemRef",
     "InboxListParams",
     "InboxListResult",

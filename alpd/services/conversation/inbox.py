@@ -18,8 +18,9 @@ user's inbox is not even confirmed to exist. Confirming and dismissing are the p
 asked from inside a run (its cgroup, process ancestry or label: `run_of_caller`) they are
 `NOT_FROM_A_RUN`, or an agent could wave through what another thread asked of it.
 
-A memory proposal (id `prop_…`) is listed in `proposals`, confirmed into a memory or dismissed
-by the same calls, under the same rule.
+A memory proposal (id `prop_…`) is listed in `proposals` and confirmed into a memory by
+`inbox/confirm`, under the same rule; it is dropped by `memory/dismiss` (`inbox/dismiss`
+answers a bare handoff, a shape old clients rely on).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from alpd.domain.conversation.delivery import Source
 from alpd.domain.conversation.guards import check_route
 from alpd.domain.conversation.handoff import Artifact, handoff_text, source_label
 from alpd.domain.runs.policy import Origin
-from alpd.errors import InboxItemNotFound
+from alpd.errors import InboxItemNotFound, InvalidArgument
 from alpd.services.context import Caller, Daemon
 from alpd.services.conversation.delivery import DeliveryService, Submission
 from alpd.services.conversation.handoff_rows import handoff_by_id, publish_inbox
@@ -155,16 +156,25 @@ class Inbox:
         publish_inbox(self.d, confirmed, "confirmed")
         return m.InboxConfirmResult(item=confirmed, execution=submitted.execution)
 
-    async def dismiss(self, caller: Caller, params: m.InboxItemRef) -> m.InboxDismissResult:
+    async def dismiss(self, caller: Caller, params: m.InboxItemRef) -> m.Handoff:
         await self._refuse_runs(caller, params.id)
         if is_proposal(params.id):
-            return await self.proposals.dismiss(caller, params.id)
+            raise InvalidArgument(
+                f"{params.id} is a memory proposal: memory/dismiss drops it "
+                f"(`alp inbox dismiss {params.id}` calls it)",
+                id=params.id,
+            )
         await self._waiting(caller, params.id)
         if not await self._decide(params.id, "dismissed"):
             await self._waiting(caller, params.id)
         dismissed = await handoff_by_id(self.d.store, params.id)
         publish_inbox(self.d, dismissed, "dismissed")
-        return m.InboxDismissResult(item=dismissed)
+        return dismissed
+
+    async def dismiss_proposal(self, caller: Caller, params: m.InboxItemRef) -> m.MemoryProposal:
+        """`memory/dismiss`: a run's proposal dropped, by the person only."""
+        await self._refuse_runs(caller, params.id)
+        return await self.proposals.dismiss(caller, params.id)
 
 
 __all__ = ["Inbox", "hold"]

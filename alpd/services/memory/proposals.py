@@ -8,7 +8,8 @@ secret-filtered and capped as a memory's is before it is stored. The proposal is
 
 - confirmed by the person (`inbox/confirm ID`), it becomes a memory (version 1) whose
   provenance names the proposal, the run and its thread, and the person who confirmed it;
-- dismissed (`inbox/dismiss ID`), it stays on record and is never used.
+- dismissed (`memory/dismiss ID`; `alp inbox dismiss ID` calls it), it stays on record and
+  is never used.
 
 Confirming and dismissing are the person's: from inside a run they are NOT_FROM_A_RUN (the
 inbox's rule). A proposal that is not the caller's, or no longer waits, is
@@ -144,11 +145,11 @@ class Proposals:
         publish_proposal(self.d, proposal, "confirmed")
         return m.InboxConfirmResult(proposal=proposal, memory=memory)
 
-    async def dismiss(self, caller: Caller, proposal_id: str) -> m.InboxDismissResult:
+    async def dismiss(self, caller: Caller, proposal_id: str) -> m.MemoryProposal:
         await self._decide(caller, proposal_id, "dismissed")
         proposal = await self._shown(caller, proposal_id)
         publish_proposal(self.d, proposal, "dismissed")
-        return m.InboxDismissResult(proposal=proposal)
+        return proposal
 
     async def _shown(self, caller: Caller, proposal_id: str) -> m.MemoryProposal:
         async def unit(tx: Tx) -> m.MemoryProposal:

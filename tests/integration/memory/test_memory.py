@@ -193,6 +193,15 @@ def test_a_run_proposes_into_the_inbox_and_cannot_confirm(d: DaemonProcess, ws: 
     cited = shown["versions"][0]["provenance"]
     assert (cited["proposalId"], cited["executionId"]) == (proposal["id"], run["id"])
     assert call(d, "inbox/list", {}).get("proposals", []) == []
+    run_headless(d, thread, ws, f"{sys.executable} {script} {out}")
+    (second,) = call(d, "inbox/list", {})["proposals"]
+    with pytest.raises(RpcError) as wrong_door:
+        d.call("inbox/dismiss", {"id": second["id"]})
+    assert wrong_door.value.name == "INVALID_ARGUMENT" and "memory/dismiss" in str(wrong_door.value)
+    dropped = d.cli("inbox", "dismiss", second["id"], cwd=str(ws))
+    assert dropped.returncode == 0 and "dismissed memory proposal" in dropped.stdout
+    assert call(d, "inbox/list", {}).get("proposals", []) == []
+    assert len(call(d, "memory/list", {"cwd": str(ws)})["memories"]) == 1
 
 
 def test_a_run_cannot_write_memory_directly(d: DaemonProcess, ws: Path) -> None:
@@ -292,3 +301,30 @@ def test_the_cap_holds(d: DaemonProcess, ws: Path) -> None:
     section = text[text.index(HEADING) :]
     assert len(section.encode()) <= 2048 + 1
     assert section.count("`mem_") >= 1
+
+
+def test_the_web_page_writes_lists_and_retracts_a_memory(d: DaemonProcess, ws: Path) -> None:
+    from urllib.parse import urlencode
+
+    from webpage import open_page
+
+    new_thread(d, ws, "shop")
+    page = open_page(d)
+    cookie = page.log_in()
+    form = urlencode({"text": "orders ship <b>weekly</b>", "kind": "convention",
+                      "scope": "workspace", "workspace": str(ws)})  # fmt: skip
+    done = page.request("POST", "/memory", cookie=cookie, origin=page.origin, form=form)
+    assert done.status == 303, done.body[:300]
+    (memory,) = call(d, "memory/list", {"cwd": str(ws)})["memories"]
+    assert (memory["text"], memory["kind"], memory["workspace"]) == (
+        "orders ship <b>weekly</b>", "convention", str(ws),
+    )  # fmt: skip
+    shown = page.request("GET", "/memory", cookie=cookie)
+    assert "orders ship &lt;b&gt;weekly&lt;/b&gt;" in shown.body and memory["id"] in shown.body
+    too_long = urlencode({"text": "x" * 600, "scope": "global"})
+    refused = page.request("POST", "/memory", cookie=cookie, origin=page.origin, form=too_long)
+    assert refused.status == 400 and "INVALID_ARGUMENT" in refused.body
+    retract = page.request("POST", f"/memory/{memory['id']}/retract", cookie=cookie,
+                           origin=page.origin)  # fmt: skip
+    assert retract.status == 303
+    assert call(d, "memory/list", {"cwd": str(ws)}).get("memories") == []
