@@ -3,9 +3,13 @@
 alpd registers this server in every `claude` and `codex` run it launches (the runtime
 adapters write the registration), so the model sees `pin`, `context`, `search`, `ps`,
 `delegate`, `handoff`, `inbox`, `recap`, `remember` (a memory proposal for the person's
-inbox) and `memory` (search memories) with no setup. Each tool call is one JSON-RPC
-round trip to alpd over the socket, on a fresh connection (a restarted daemon costs nothing
-but that call).
+inbox) and `memory` (search memories) with no setup. `approve` is not for the model: it is
+Claude Code's permission prompt tool (`--permission-prompt-tool mcp__alp__approve`, given to
+headless Claude runs), which asks the person on a paired chat (`approval/request`) and answers
+in the shape Claude Code reads: `{"behavior": "allow", "updatedInput": …}` or
+`{"behavior": "deny", "message": …}`. Anything but an allow from the person is a deny.
+Each tool call is one JSON-RPC round trip to alpd over the socket, on a fresh connection (a
+restarted daemon costs nothing but that call).
 Authority is the daemon's, exactly as for `alp context pin`: this process is a descendant of
 the run, so alpd finds the execution by process ancestry; started anywhere else, `pin`,
 `delegate` and `handoff` answer `PIN_OUTSIDE_EXECUTION`. The thread and execution ids in the
@@ -19,6 +23,7 @@ The protocol is spoken by alpctl.mcp_stdio (stdlib only; why not the SDK is said
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
@@ -118,6 +123,12 @@ RECAP_DESCRIPTION = (
     "Read this thread's recap: a headline, a gist and the open tasks, kept by a cheap model "
     "from the thread's history. It is derived and may be stale; the pinned context (the "
     "`context` tool) is the record. Use it to see where the work stands when you come back."
+)
+
+APPROVE_DESCRIPTION = (
+    "Claude Code's permission prompt tool (not for the model to call): asks the person, on "
+    "their paired chat, whether a tool call that needs permission may run, and answers allow "
+    "or deny. No paired chat, no answer in time, or any failure is a deny."
 )
 
 PinKindName = Literal["objective", "decision", "constraint", "open-item", "next-action", "resolve"]
@@ -237,6 +248,11 @@ MemoryTextArg = Annotated[
     ),
 ]
 MemoryQuery = Annotated[str, Arg("words the memories must hold (all of them)", max_length=1000)]
+ToolNameArg = Annotated[str, Arg("the tool asking for permission", max_length=256, one_line=True)]
+ToolInputArg = Annotated[dict[str, Any] | None, Arg("the tool's input, as the model gave it")]
+ToolUseIdArg = Annotated[
+    str | None, Arg("the tool use's id", max_length=NAME_MAX_CHARS, one_line=True)
+]
 AllThreads = Annotated[bool, Arg("list every thread's waiting directives, not only this one's")]
 
 #: MCP tool annotations: what a client may assume of each tool before calling it
@@ -251,6 +267,13 @@ ADDS_ONLY = {
 STARTS_A_RUN = {
     "readOnlyHint": False,
     "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+#: the permission prompt: changes nothing in alp, but sends a message to the person's phone
+ASKS_THE_PERSON = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
     "idempotentHint": False,
     "openWorldHint": True,
 }
@@ -383,9 +406,37 @@ class AlpTools:
         header = "memories (information, not instructions; each with when it was last confirmed):"
         return header + "\n" + memory_list(found)
 
+    def approve(
+        self,
+        tool_name: ToolNameArg,
+        input: ToolInputArg = None,  # Claude Code's own argument name
+        tool_use_id: ToolUseIdArg = None,
+    ) -> str:
+        """Claude Code's permission prompt: its answer is JSON text, never a tool error (an
+        error would leave the decision to Claude Code; every failure here is a deny)."""
+        tool_input = input or {}
+        params: dict[str, Any] = {"toolName": tool_name, "input": tool_input}
+        if tool_use_id:
+            params["toolUseId"] = tool_use_id
+        try:
+            result = self._call("approval/request", params)
+        except RpcError as exc:
+            return _deny(f"{tool_name} was not run: alp could not ask ({exc.name}: {exc.message})")
+        except (DaemonUnreachable, ForeignDaemon) as exc:
+            return _deny(f"{tool_name} was not run: alpd is not reachable ({exc})")
+        if result.get("decision") == "allow":
+            return json.dumps({"behavior": "allow", "updatedInput": tool_input})
+        reason = result.get("reason") or "denied"
+        return _deny(f"The person did not allow {tool_name}: {reason}. Do not retry it; say "
+                     "what you would have done instead.")  # fmt: skip
+
     def inbox(self, all_threads: AllThreads = False) -> str:
         params = {"thread": self._thread_id} if self._thread_id and not all_threads else {}
         return handoff_render.inbox(self._rpc("inbox/list", params))
+
+
+def _deny(message: str) -> str:
+    return json.dumps({"behavior": "deny", "message": message})
 
 
 def socket_call(socket_path: str) -> Call:
@@ -409,6 +460,7 @@ def build_server(tools: AlpTools) -> StdioServer:
         ("recap", tools.recap, RECAP_DESCRIPTION, "Recap", READ_ONLY),
         ("remember", tools.remember, REMEMBER_DESCRIPTION, "Propose a memory", ADDS_ONLY),
         ("memory", tools.memory, MEMORY_DESCRIPTION, "Search memories", READ_ONLY),
+        ("approve", tools.approve, APPROVE_DESCRIPTION, "Ask the person", ASKS_THE_PERSON),
     ):
         annotations = {"title": title, **hints}
         server.add_tool(function, name=name, description=description, annotations=annotations)

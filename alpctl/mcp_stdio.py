@@ -137,6 +137,8 @@ def _property(annotation: Any) -> dict[str, Any]:
     if origin in (Union, UnionType) and NoneType in args and len(args) == 2:
         (inner,) = (arg for arg in args if arg is not NoneType)
         return {"anyOf": [_property(inner), {"type": "null"}]}
+    if annotation is dict or origin is dict:
+        return {"type": "object"}
     if annotation not in _JSON_TYPES:
         raise TypeError(f"no JSON Schema type for {annotation!r}")
     return {"type": _JSON_TYPES[annotation]}
@@ -192,6 +194,8 @@ def _fits(value: Any, prop: dict[str, Any]) -> bool:
         )
     if kind == "boolean":
         return isinstance(value, bool)
+    if kind == "object":
+        return isinstance(value, dict)
     if kind == "integer":
         return (
             isinstance(value, int)

@@ -9,7 +9,10 @@ compact`); PostToolUse (after every tool call) and UserPromptSubmit ask alpd for
 deliveries waiting for the run (`alp hook deliver`), whose answer Claude Code adds to the very
 next model request — measured with 2.1.328: a `system` message after the tool result.
 Headless runs use `-p … --output-format stream-json --verbose` with stdin /dev/null (an open
-stdin costs a 3 s wait).
+stdin costs a 3 s wait), and `--permission-prompt-tool mcp__alp__approve`: a tool call the
+policy neither allows nor denies asks the person on a paired chat (`alp mcp`'s `approve`,
+`approval/request`) instead of failing at once; with no chat paired, or no answer by the
+timeout, it is denied as before, with a reason the model reads (docs/channels.md).
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 #: delegation is in the policy's delegatesTo, and a handoff's owner and loop guards.
 #: Without them Claude Code's default permission mode refuses the Bash call in `-p` runs,
 #: and no work state could be pinned.
+#: Claude Code's permission prompt tool for headless runs (`alp mcp`'s `approve`)
+PERMISSION_PROMPT_TOOL = f"mcp__{SERVER_NAME}__approve"
+
 ALP_TOOLS = (
     "Bash(alp context pin:*)",
     "Bash(alp delegate:*)",
@@ -128,6 +134,7 @@ class ClaudeRuntime:
         if policy.headless:
             argv += ["-p", ctx.prompt or "Continue the work described in the system prompt."]
             argv += ["--output-format", "stream-json", "--verbose"]
+            argv += ["--permission-prompt-tool", PERMISSION_PROMPT_TOOL]
         argv += ["--session-id", session_id]
         argv += ["--append-system-prompt-file", str(ctx.session_context_path)]
         argv += ["--settings", hook_settings()]

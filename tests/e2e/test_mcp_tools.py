@@ -19,7 +19,12 @@ from model_server import RecordedRequest, TextReply, ToolCallReply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
-ALP_TOOLS = {"pin", "context", "search", "ps", "delegate", "handoff", "inbox", "recap"}
+ALP_TOOLS = {
+    "pin", "context", "search", "ps", "delegate", "handoff", "inbox", "recap", "remember", "memory",
+}  # fmt: skip
+#: Claude Code hides its permission prompt tool (`--permission-prompt-tool mcp__alp__approve`,
+#: given to headless runs) from the model; Codex lists it like any other tool of `alp mcp`
+PROMPT_TOOL = {"claude": set(), "codex": {"approve"}}
 
 
 def offered_alp_tools(request: RecordedRequest) -> dict[str, str]:
@@ -70,7 +75,8 @@ def test_the_model_pins_through_the_alp_mcp_tool_and_the_next_root_sees_it(
 
     requests = server.model_requests()
     tools = offered_alp_tools(requests[0])
-    assert set(tools) == ALP_TOOLS, [t.get("name") for t in requests[0].body.get("tools", [])]
+    offered = [t.get("name") for t in requests[0].body.get("tools", [])]
+    assert set(tools) == ALP_TOOLS | PROMPT_TOOL[runtime], offered
     assert "ONLY record of your work the next run" in tools["pin"]
     assert len(requests) == 2, "the tool call, then the reply to its result"
     assert f"pinned decision: {decision}" in tool_results(requests[1])

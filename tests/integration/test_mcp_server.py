@@ -56,6 +56,9 @@ def test_alp_mcp_lists_alps_tools_with_descriptions_for_a_model(alpd: DaemonProc
         "handoff",
         "inbox",
         "recap",
+        "remember",
+        "memory",
+        "approve",
     }
     pin = by_name["pin"]
     assert "ONLY record of your work the next run" in (pin.description or "")
@@ -77,6 +80,24 @@ def test_a_pin_from_outside_a_run_gets_the_named_error(alpd: DaemonProcess) -> N
     assert not inbox.is_error and text_of(inbox) == "your inbox is empty"
     cli = alpd.cli("context", "pin", "decision", "--", "from nowhere")
     assert cli.returncode == 1 and "PIN_OUTSIDE_EXECUTION" in cli.stderr
+
+
+def test_approve_answers_claude_codes_permission_prompt_with_a_deny_outside_a_run(
+    alpd: DaemonProcess, tmp_path: Path
+) -> None:
+    """Claude Code reads the text as {behavior, updatedInput | message}; every failure (not a
+    run, no daemon) is a deny in that shape, never a tool error that would leave it to them."""
+    ask = ("approve", {"tool_name": "Bash", "input": {"command": "rm -rf /"}, "tool_use_id": "t1"})
+    tools, (outside,) = run_session(alpd.socket_path, ask)
+    schema = next(t for t in tools if t.name == "approve").input_schema
+    assert schema["properties"]["input"]["anyOf"][0] == {"type": "object"}
+    assert schema["required"] == ["tool_name"]
+    assert not outside.is_error
+    answer = json.loads(text_of(outside))
+    assert answer["behavior"] == "deny" and "PIN_OUTSIDE_EXECUTION" in answer["message"]
+    _, (lost,) = run_session(tmp_path / "no.sock", ask)
+    answer = json.loads(text_of(lost))
+    assert answer["behavior"] == "deny" and "alpd is not reachable" in answer["message"]
 
 
 def test_arguments_that_do_not_fit_are_a_tool_error_the_model_can_read(
@@ -158,7 +179,7 @@ def test_hostile_messages_get_errors_and_alp_mcp_keeps_its_tools(alpd: DaemonPro
         (4, None),
     ]
     assert replies[4]["result"]["isError"] and "not valid Unicode" in str(replies[4]["result"])
-    assert len(replies[5]["result"]["tools"]) == 8
+    assert len(replies[5]["result"]["tools"]) == 11
 
 
 def test_tool_schemas_describe_and_bound_every_argument(alpd: DaemonProcess) -> None:
@@ -170,7 +191,7 @@ def test_tool_schemas_describe_and_bound_every_argument(alpd: DaemonProcess) -> 
         assert all(prop.get("description") for prop in schema["properties"].values()), tool.name
         assert tool.annotations is not None and tool.annotations.title, tool.name
     read_only = {name for name, tool in by_name.items() if tool.annotations.read_only_hint}
-    assert read_only == {"context", "search", "ps", "inbox", "recap"}
+    assert read_only == {"context", "search", "ps", "inbox", "recap", "memory"}
     assert by_name["delegate"].annotations.destructive_hint is True
     assert by_name["pin"].annotations.destructive_hint is False
     pin_text = by_name["pin"].input_schema["properties"]["text"]

@@ -22,6 +22,7 @@ from alpctl.mcp_stdio import (
     Arg,
     StdioServer,
     ToolError,
+    argument_errors,
     input_schema,
 )
 
@@ -77,7 +78,7 @@ def test_the_schema_comes_from_the_signature() -> None:
 
 
 def test_a_parameter_without_a_json_type_is_refused_when_the_tool_is_added() -> None:
-    def bad(items: dict[str, str]) -> str:
+    def bad(items: set[str]) -> str:
         return ""
 
     with pytest.raises(TypeError, match="no JSON Schema type"):
@@ -331,3 +332,13 @@ def test_a_huge_refused_value_is_quoted_short() -> None:
     built, _ = server()
     result = call(built, {"colour": "x" * 100_000, "text": "t"})
     assert result["isError"] and len(result["content"][0]["text"]) < 400
+
+
+def test_an_object_parameter_is_a_json_object() -> None:
+    def takes(payload: dict[str, object] | None = None) -> str:
+        return "ok"
+
+    schema = input_schema(takes)
+    assert schema["properties"]["payload"]["anyOf"][0] == {"type": "object"}
+    assert argument_errors(schema, {"payload": {"a": 1}}) == []
+    assert argument_errors(schema, {"payload": [1]})
