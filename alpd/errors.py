@@ -260,4 +260,3 @@ class BundleConflict(AlpError):
     something else here: nothing is imported (ids are never remapped silently)."""
 
     name = "BUNDLE_CONFLICT"
-

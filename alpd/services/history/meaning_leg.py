@@ -7,7 +7,7 @@ with keyword search's filters, 4 × more while too few pass.
 from its cache, or from an endpoint in a worker thread); `meaning_leg` runs inside the
 search's one hop to the reader's thread, and `MeaningIndex.adopt` keeps what it learnt (the
 extended matrix, the query's vector). Ids only: the hits a page shows are made for those
-shown (`alpd.store.history.vectors.chunk_hits`).
+shown (`alpd.store.history.vector_hits.chunk_hits`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from alpd.store.db import BlockingTx
+from alpd.store.history import vector_hits
 from alpd.store.history import vectors as store
 from protocol import messages as m
 
@@ -53,7 +54,7 @@ class LegPlan:
 
 @dataclass(frozen=True)
 class Scored:
-    candidate: store.Candidate
+    candidate: vector_hits.Candidate
     cosine: float
 
 
@@ -73,7 +74,7 @@ def meaning_leg(
     extended with the vectors embedded since it was loaded, the query embedded (when not
     cached), the product (numpy releases the GIL: the loop runs meanwhile), the best chunks
     filtered in SQL, 4 × more while too few pass. Ids only: the page's hits are made for
-    those shown (`store.chunk_hits`)."""
+    those shown (`vector_hits.chunk_hits`)."""
     matrix = _extended(plan.matrix, plan.generation, conn)
     vector = plan.vector
     if vector is None:
@@ -85,7 +86,7 @@ def meaning_leg(
         cosine = dict(ranked)
         chosen = [c for c, _ in ranked]
         best: dict[int, Scored] = {}
-        for candidate in store.meaning_candidates(conn, uid, params, chosen):
+        for candidate in vector_hits.meaning_candidates(conn, uid, params, chosen):
             if candidate.unit_id not in best:
                 best[candidate.unit_id] = Scored(candidate, cosine[candidate.chunk_id])
         if len(best) >= want or len(ranked) < candidates:

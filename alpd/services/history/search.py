@@ -53,7 +53,7 @@ from alpd.store.history.search import (
     keyword_hits,
     search_on,
 )
-from alpd.store.history.vectors import chunk_hits
+from alpd.store.history.vector_hits import chunk_hits
 from protocol import messages as m
 
 __all__ = ["MAX_LIMIT", "MAX_TERMS", "parse_query", "search"]
