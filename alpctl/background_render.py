@@ -86,6 +86,10 @@ def schedule_detail(s: dict[str, Any]) -> str:
     ]
     if s.get("agent") or s.get("runtime"):
         lines.insert(3, f"  agent      {s.get('agent') or '-'}   runtime {s.get('runtime') or '-'}")
+    if s.get("timeoutSeconds") or s.get("budgetUsd"):
+        timeout = duration(s["timeoutSeconds"]) if s.get("timeoutSeconds") else "the agent's"
+        budget = f"${s['budgetUsd']:.2f}" if s.get("budgetUsd") else "the agent's"
+        lines.append(f"  limits     each run ends after {timeout} or at {budget}")
     if s.get("queuedFireAt"):
         lines.append(f"  queued     a fire of {local_time(s['queuedFireAt'])} waits for the thread")
     return "\n".join(lines)

@@ -22,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         sub,
         "add",
         "run PROMPT in THREAD on a schedule: add THREAD (--cron E [--tz Z] | --every D | "
-        "--at T) [--agent A] [--runtime R] [--notify] -- PROMPT",
+        "--at T) [--agent A] [--runtime R] [--notify] [--timeout D] [--budget-usd N] -- PROMPT",
     )
     new.add_argument(
         "thread", metavar="THREAD", help="the thread the runs report into (id, title or @last)"
@@ -35,6 +35,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     new.add_argument("--agent", help="an agent from config.toml (default: the thread's last)")
     new.add_argument("--runtime", help="claude, codex or command (default: the agent's)")
     new.add_argument("--notify", action="store_true", help="announce each run's report")
+    new.add_argument(
+        "--timeout", help="end each run past this time: 90s, 30m, 2h (default: the agent's)"
+    )
+    new.add_argument(
+        "--budget-usd",
+        dest="budget_usd",
+        type=float,
+        help="end each run once it costs this much, in USD (default: the agent's)",
+    )
     new.add_argument(
         "--catch-up",
         choices=["one", "none"],
@@ -67,6 +76,12 @@ def run(args: Arguments, inv: Invocation) -> int:
         for key in ("cron", "every", "at", "agent", "runtime"):
             if getattr(args, key):
                 params[key] = getattr(args, key)
+        if args.timeout:
+            from alpctl.runs import timeout_seconds
+
+            params["timeoutSeconds"] = timeout_seconds(args.timeout)
+        if args.budget_usd is not None:
+            params["budgetUsd"] = args.budget_usd
         emit(client.call("schedule/create", params), show.schedule_detail)
     elif args.action == "list":
         emit(

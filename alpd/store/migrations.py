@@ -819,6 +819,13 @@ V23_LIMIT_OUTCOMES: Final = (
     "PRAGMA writable_schema = OFF",
 )
 
+# A schedule's own run limits (`alp schedule add --timeout --budget-usd`), put into the
+# policy of each root it fires; NULL: the agent's.
+V24_SCHEDULE_LIMITS: Final = (
+    "ALTER TABLE schedules ADD COLUMN timeout_seconds INTEGER",
+    "ALTER TABLE schedules ADD COLUMN budget_usd REAL",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -843,6 +850,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V21_MEMORY,
     V22_CHANNELS,
     V23_LIMIT_OUTCOMES,
+    V24_SCHEDULE_LIMITS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -38,6 +38,7 @@ __all__ = [
     "resume_schedule",
     "run_stats",
     "schedule_by_id",
+    "schedule_limits",
     "schedule_owner",
     "schedules_of",
     "stop_schedule",
@@ -74,6 +75,9 @@ class ScheduleRow:
     updated_at: str
     thread_title: str | None = None
     queued_fire_at: str | None = None
+    #: the limits of the roots it fires (None: the agent's)
+    timeout_seconds: int | None = None
+    budget_usd: float | None = None
 
 
 def _schedule(row: sqlite3.Row, *, view: bool) -> ScheduleRow:
@@ -102,6 +106,8 @@ def _schedule(row: sqlite3.Row, *, view: bool) -> ScheduleRow:
         updated_at=row["updated_at"],
         thread_title=row["thread_title"] if view else None,
         queued_fire_at=row["queued_fire_at"] if view else None,
+        timeout_seconds=row["timeout_seconds"],
+        budget_usd=row["budget_usd"],
     )
 
 
@@ -187,6 +193,15 @@ async def schedule_by_id(store: Store, schedule_id: str) -> ScheduleRow | None:
     return None if row is None else _schedule(row, view=True)
 
 
+async def schedule_limits(store: Store, schedule_id: str) -> tuple[int | None, float | None]:
+    """The time limit and cost cap a schedule sets on the roots it fires (None: the agent's,
+    also for a schedule that is gone)."""
+    row = await store.fetchone(
+        "SELECT timeout_seconds, budget_usd FROM schedules WHERE id = ?", (schedule_id,)
+    )
+    return (None, None) if row is None else (row["timeout_seconds"], row["budget_usd"])
+
+
 async def schedule_owner(store: Store, schedule_id: str) -> int | None:
     rows = await store.fetchall("SELECT owner_uid FROM schedules WHERE id = ?", (schedule_id,))
     if not rows:
@@ -248,6 +263,8 @@ class NewSchedule:
     catch_up: CatchUp
     next_fire_at: str | None
     at: str
+    timeout_seconds: int | None = None
+    budget_usd: float | None = None
 
 
 async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
@@ -255,8 +272,8 @@ async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
     await tx.execute(
         "INSERT INTO schedules (id, owner_uid, thread_id, rule, expression, timezone, "
         "anchor_at, prompt, agent, runtime, notify, catch_up, status, accounted_until, "
-        "next_fire_at, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
+        "next_fire_at, created_at, updated_at, timeout_seconds, budget_usd) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)",
         (
             new.id,
             new.owner_uid,
@@ -274,6 +291,8 @@ async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
             new.next_fire_at,
             new.at,
             new.at,
+            new.timeout_seconds,
+            new.budget_usd,
         ),
     )
 

@@ -6,7 +6,14 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.messages.base import SCHEDULE_PROMPT_MAX_BYTES, Text, Wire, byte_capped
+from protocol.messages.base import (
+    SCHEDULE_PROMPT_MAX_BYTES,
+    BudgetUsd,
+    Text,
+    TimeoutSeconds,
+    Wire,
+    byte_capped,
+)
 from protocol.messages.executions import Execution
 
 CatchUp = Literal["one", "none"]
@@ -32,6 +39,10 @@ class ScheduleCreateParams(Wire):
     notify: bool = False
     #: fires missed while alpd was down: `one` coalesces them into one run, `none` skips them
     catch_up: CatchUp = "one"
+    #: each fired root's time limit and cost cap, over the agent's (`timed-out`,
+    #: `budget-exceeded`); unset: the agent's
+    timeout_seconds: TimeoutSeconds | None = None
+    budget_usd: BudgetUsd | None = None
 
 
 class Schedule(Wire):
@@ -66,6 +77,9 @@ class Schedule(Wire):
     missed: int = 0
     #: USD over all its runs, as the runtimes reported or the config's prices gave
     cost_usd: float | None = None
+    #: each fired root's limits, when the schedule sets its own (else the agent's)
+    timeout_seconds: int | None = None
+    budget_usd: float | None = None
 
 
 class ScheduleRef(Wire):

@@ -8,7 +8,8 @@ Where it runs: in the thread's workspace, written once when its owner created th
 never where the last root ran: a root a person ran elsewhere (`--cwd`) moves no later run
 (`alpd/services/runs/defaults.py`). Which agent: the one asked for, else the last root's agent,
 else the default agent (`agent_for_thread`). The agent's own definition still decides what
-the run may do; nothing here widens it.
+the run may do; nothing here widens it. Its limits: a scheduled fire's are its schedule's
+(`alp schedule add --timeout --budget-usd`), else the agent's.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from alpd.store.conversation.delivery import (
     thread_state,
     thread_workspace,
 )
+from alpd.store.schedules import schedule_limits
 from protocol import messages as m
 
 #: kinds a client may ask for on `thread/continue`; every other one is the daemon's to start
@@ -76,10 +78,12 @@ async def prepare_background_root(
     prompt: str,
     agent: str,
     requested_by: Caller | None = None,
+    limits: tuple[int | None, float | None] | None = None,
 ) -> tuple[Caller, m.ContinueParams, Prepared]:
     """Everything about the root but whether the thread is busy: refuses (THREAD_NOT_FOUND,
     PERMISSION_DENIED for a `requested_by` who is not the owner, THREAD_CLOSED,
-    AGENT_NOT_FOUND, RUNTIME_UNAVAILABLE, INVALID_ARGUMENT …) before anything is written."""
+    AGENT_NOT_FOUND, RUNTIME_UNAVAILABLE, INVALID_ARGUMENT …) before anything is written.
+    `limits` (seconds, USD): the root's own; None: a scheduled origin's schedule's."""
     thread = await thread_state(ex.d.store, thread_id)
     if thread is None:
         raise ThreadNotFound(
@@ -93,6 +97,9 @@ async def prepare_background_root(
             threadId=thread_id,
         )
     caller = owner_caller(thread.owner_uid)
+    if limits is None and origin.schedule_id is not None:
+        limits = await schedule_limits(ex.d.store, origin.schedule_id)
+    timeout_seconds, budget_usd = limits or (None, None)
     params = m.ContinueParams(
         thread_id=thread_id,
         agent=agent,
@@ -101,6 +108,8 @@ async def prepare_background_root(
         prompt=prompt,
         cwd=await _run_directory(ex, thread_id),
         door=origin.door,
+        timeout_seconds=timeout_seconds,
+        budget_usd=budget_usd,
     )
     return caller, params, ex.prepare(caller, params, origin)
 

@@ -105,6 +105,8 @@ def schedule_from_row(row: ScheduleRow, stats: RunStats) -> m.Schedule:
         runs=runs,
         missed=row.missed,
         cost_usd=cost,
+        timeout_seconds=row.timeout_seconds,
+        budget_usd=row.budget_usd,
     )
 
 
@@ -165,6 +167,7 @@ class ScheduleService:
             prompt=prompt,
             agent=await agent_for_thread(self.ex, params.thread_id, agent),
             requested_by=caller,
+            limits=(params.timeout_seconds, params.budget_usd),
         )
         at = iso(now)
         first = next_fire(rule, now)
@@ -194,6 +197,8 @@ class ScheduleService:
                     catch_up=params.catch_up,
                     next_fire_at=iso(first) if first else None,
                     at=at,
+                    timeout_seconds=params.timeout_seconds,
+                    budget_usd=params.budget_usd,
                 ),
             )
 

@@ -143,3 +143,31 @@ def test_a_bad_limit_in_config_is_refused_with_its_line(tmp_path: Path) -> None:
         reload = daemon.cli("daemon", "reload")
         assert reload.returncode != 0
         assert "config.toml:3: agents.x.timeout" in reload.stderr, reload.stderr
+
+
+def test_a_schedules_own_limits_go_into_the_policy_of_each_root_it_fires(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread: Any = d.call("thread/create", {"title": "nightly", "cwd": str(work)})
+    added = d.cli(
+        "schedule", "add", thread["id"], "--every", "1h", "--agent", "patient",
+        "--timeout", "2s", "--budget-usd", "3", "--json", "--", "go",
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    schedule = json.loads(added.stdout)
+    assert (schedule["timeoutSeconds"], schedule["budgetUsd"]) == (2, 3.0)
+    shown = d.cli("schedule", "show", schedule["id"])
+    assert "each run ends after 2.0s or at $3.00" in shown.stdout, shown.stdout
+    fired: Any = d.call("schedule/run", {"scheduleId": schedule["id"]})
+    execution = fired["execution"]
+    policy = policy_of(d, execution["id"])
+    assert (policy["timeoutSeconds"], policy["budgetUsd"]) == (2, 3.0)
+    assert settled(d, execution["id"], timeout=30)["outcome"] == "timed-out"
+    # a schedule with none of its own takes the agent's (the patient one has none)
+    plain: Any = d.call(
+        "schedule/create",
+        {"threadId": thread["id"], "prompt": "go", "every": "1h", "agent": "sleeper"},
+    )
+    assert "timeoutSeconds" not in plain
+    again: Any = d.call("schedule/run", {"scheduleId": plain["id"]})
+    assert policy_of(d, again["execution"]["id"])["timeoutSeconds"] == 2  # the sleeper's own
