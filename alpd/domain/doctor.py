@@ -202,6 +202,8 @@ def task_check(task: m.TaskState) -> m.DoctorCheck:
 
 
 def meaning_check(state: m.MeaningIndexState | None) -> m.DoctorCheck:
+    """The meaning index (docs/search.md): off is ok (keyword search works) with its reason
+    and, when no model is there, the command that fetches one; a failing embedder warns."""
     if state is None:
         return _check("search", "ok", "keyword search (no meaning index)")
     if state.error:
@@ -209,14 +211,23 @@ def meaning_check(state: m.MeaningIndexState | None) -> m.DoctorCheck:
             "search", "warn", f"{state.state}: {state.error}", "alpd retries; see docs/search.md"
         )
     if state.state == "off":
+        reason = state.reason or "no embedder"
+        fix = (
+            "`alp model fetch` (potion-base-8M, ~30 MB)" if "no model2vec model" in reason else None
+        )
+        return _check("search", "ok", f"keyword only; meaning off: {reason}", fix)
+    progress = f"{state.embedded} of {state.total} chunks" if state.total else ""
+    if state.rate:
+        progress += f", {state.rate:g}/s"
+    if state.state == "building":
+        return _check("search", "ok", f"building the meaning index: {progress or 'starting'}")
+    if state.state == "stale":
         return _check(
             "search",
             "ok",
-            f"keyword only; meaning off: {state.reason or 'no embedder'}",
+            f"rebuilding for the new model {state.model} ({progress}); the previous model "
+            "answers meanwhile",
         )
-    if state.state == "building":
-        progress = f": {state.embedded} of {state.total} chunks" if state.total else ""
-        return _check("search", "ok", f"building the meaning index{progress}")
     return _check("search", "ok", f"{state.state} ({state.embedder}, {state.embedded} chunks)")
 
 

@@ -76,3 +76,25 @@ def test_alp_for_runs() -> None:
     assert doctor.alp_for_runs_check(None, None).status == "fail"
     assert doctor.alp_for_runs_check("/v/bin/alp", None).status == "warn"
     assert doctor.alp_for_runs_check("/v/bin/alp", "/v/bin/alp").status == "ok"
+
+
+def test_the_meaning_index_line_says_how_to_get_a_model_and_what_answers() -> None:
+    missing = m.MeaningIndexState(
+        state="off", embedder="model2vec", reason="no model2vec model at /m (missing x); put one"
+    )
+    check = doctor.meaning_check(missing)
+    assert check.status == "ok" and "keyword only" in check.detail
+    assert check.fix is not None and "alp model fetch" in check.fix
+    off = doctor.meaning_check(m.MeaningIndexState(state="off", embedder="off", reason="off"))
+    assert off.fix is None
+    stale = m.MeaningIndexState(
+        state="stale", embedder="openai", model="nomic", embedded=3, total=9, rate=1.5
+    )
+    assert doctor.meaning_check(stale).detail == (
+        "rebuilding for the new model nomic (3 of 9 chunks, 1.5/s); the previous model answers "
+        "meanwhile"
+    )
+    building = m.MeaningIndexState(state="building", embedder="model2vec", embedded=1, total=4)
+    assert doctor.meaning_check(building).detail == "building the meaning index: 1 of 4 chunks"
+    failing = m.MeaningIndexState(state="building", embedder="openai", error="HTTP 503")
+    assert doctor.meaning_check(failing).status == "warn"
