@@ -104,9 +104,9 @@ class Channels:
             token = read_secret(settings.telegram.token_file, "ALP_TELEGRAM_TOKEN")
             return TelegramChannel(self.d, token, settings.telegram.api_url)
         if name == "wechat" and settings.wechat is not None:
-            from alpd.channels.wecom import make_wecom
+            from alpd.channels.wecom import WecomChannel
 
-            return make_wecom(self.d, settings.wechat)
+            return WecomChannel(settings.wechat)
         raise ChannelBroken(f"[channels.{name}] is not in config.toml")
 
     async def _keep(self, name: str) -> None:
