@@ -57,6 +57,10 @@ FILTERED_COLUMNS = {
     ("reports", "message"),
     ("schedules", "prompt"),
     ("handoffs", "summary"),
+    ("memory_versions", "text"),
+    ("memory_fts", "text"),
+    ("memory_fts_content", "c0"),
+    ("memory_proposals", "text"),
 }
 _ID = "an id alpd or a runtime generated"
 _TIME = "a timestamp alpd wrote"
@@ -263,6 +267,74 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("root_derived", "tail_from"): _ID,
     ("root_derived", "digest"): _DIGEST,
     **{
+        ("memory_versions", column): reason
+        for column, reason in (
+            ("memory_id", _ID),
+            ("kind", _ENUM),
+            ("scope", _ENUM),
+            ("workspace", _PATH),
+            ("status", _ENUM),
+            ("confirmed_at", _TIME),
+            ("at", _TIME),
+            ("change", _ENUM),
+            ("previous_digest", _DIGEST),
+            ("digest", _DIGEST),
+            (
+                "provenance",
+                "`uid:N`, a door name, ids, a context revision, a cited path and its "
+                "sha256, and the thread's title copied from threads.title (filtered there)",
+            ),
+        )
+    },
+    **{
+        ("memories", column): reason
+        for column, reason in (
+            ("id", _ID),
+            ("scope", _ENUM),
+            ("workspace", _PATH),
+            ("kind", _ENUM),
+            ("status", _ENUM),
+            ("digest", _DIGEST),
+            ("confirmed_at", _TIME),
+            ("created_at", _TIME),
+            ("updated_at", _TIME),
+            ("thread_id", _ID),
+            ("file_path", _PATH),
+            ("file_sha256", _DIGEST),
+        )
+    },
+    **{
+        ("memory_proposals", column): reason
+        for column, reason in (
+            ("id", _ID),
+            ("thread_id", _ID),
+            ("execution_id", _ID),
+            ("workspace", _PATH),
+            ("scope", _ENUM),
+            ("kind", _ENUM),
+            ("file_path", _PATH),
+            ("status", _ENUM),
+            ("proposed_at", _TIME),
+            ("decided_at", _TIME),
+            ("memory_id", _ID),
+        )
+    },
+    ("root_memories", "execution_id"): _ID,
+    ("root_memories", "versions"): "memory ids and version numbers (JSON)",
+    ("root_memories", "digest"): _DIGEST,
+    **{
+        (f"memory_fts{table}", column): "the FTS5 index of memory_fts (filtered text)"
+        for table, column in (
+            ("_config", "k"),
+            ("_config", "v"),
+            ("_data", "block"),
+            ("_docsize", "sz"),
+            ("_idx", "segid"),
+            ("_idx", "term"),
+            ("_idx", "pgno"),
+        )
+    },
+    **{
         (f"search_{index}{table}", column): _FTS
         for index in ("words", "cjk")
         for table, column in (
@@ -370,6 +442,22 @@ def run_scenario(d: DaemonProcess, work: Path) -> None:
             lambda: db.execute("SELECT count(*) FROM reports").fetchone()[0],
             what="the push's report",
         )
+    # A memory the person writes, and one a run proposes, each with a token: stored filtered
+    # (versions, the full-text index, the proposal); the proposal confirmed into a memory.
+    d.call("memory/add", {"text": f"deploy with {TOKEN}", "cwd": str(work),
+                          "file": str(work / "pin.txt")})  # fmt: skip
+    propose = (
+        "from alpctl.client import Client; import os, sys; "
+        "Client.connect(os.environ['ALP_SOCKET']).call('memory/propose', {'text': sys.argv[1]})"
+    )
+    done = d.cli(
+        "thread", "continue", thread_id, "--json", "--runtime", "command", "--headless",
+        "--wait", "--", sys.executable, "-c", propose, f"rotate {PIN_TOKEN}", cwd=str(work),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    proposals = d.call("inbox/list", {})
+    assert isinstance(proposals, dict)
+    d.call("inbox/confirm", {"id": proposals["proposals"][0]["id"]})
     # A handoff whose summary holds a token, held in the target's inbox: stored filtered.
     target = d.call("thread/create", {"title": "build", "cwd": str(work)})
     assert isinstance(target, dict)
