@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from alpctl.clock import local_time
 from alpctl.render import duration
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
@@ -39,16 +40,6 @@ def local_zone() -> str:
 
 
 # rendering
-
-
-def local_time(iso: str | None) -> str:
-    """`2026-11-30 04:00` in this machine's zone."""
-    if not iso:
-        return "-"
-    from datetime import datetime
-
-    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def cost(value: float | None) -> str:
@@ -172,7 +163,7 @@ def activity(result: dict[str, Any]) -> str:
         if origin.get("missed"):
             why += f" (+{origin['missed']} missed)"
         lines.append(
-            f"{local_time(item['createdAt'])}  {item['kind']:<11} {outcome:<11} "
+            f"{local_time(item.get('at') or item['createdAt'])}  {item['kind']:<11} {outcome:<11} "
             f"{duration(item.get('durationSeconds')):>8} {cost(item.get('costUsd')):>9}  "
             f"{title}  [{why}]"
         )
@@ -184,5 +175,12 @@ def activity(result: dict[str, Any]) -> str:
         ]  # fmt: skip
         if said:
             lines.append("    " + said[0][:160])
-    lines.append(f"total {cost(result.get('costUsd'))} over {len(items)} run(s)")
+    imported = sum(1 for item in items if item.get("imported"))
+    total = f"total {cost(result.get('costUsd'))} over {len(items) - imported} run(s)"
+    if imported:
+        total += (
+            f"; {imported} imported session(s) at their own dates, not counted "
+            f"({cost(result.get('importedCostUsd'))} as they reported)"
+        )
+    lines.append(total)
     return "\n".join(lines)

@@ -3,6 +3,8 @@ lines out. Stdlib only, like the rest of alpctl."""
 
 from __future__ import annotations
 
+from alpctl.clock import local_time
+
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ def handoff_line(h: dict[str, Any], direction: str = "out") -> str:
     first = (h["summary"].splitlines() or [""])[0]
     if len(first) > 60:
         first = first[:59] + "…"
-    return f"  {h['sentAt']}  {other}  {detail}  (hop {h['hop']})  {first}"
+    return f"  {local_time(h['sentAt'])}  {other}  {detail}  (hop {h['hop']})  {first}"
 
 
 def sent(result: dict[str, Any]) -> str:
@@ -79,7 +81,8 @@ def inbox(result: dict[str, Any]) -> str:
     lines = []
     for h in items:
         lines.append(
-            f"{h['id']}  {h['sentAt']}  for {_title(h, 'target')}  from {_title(h, 'source')}"
+            f"{h['id']}  {local_time(h['sentAt'])}  for {_title(h, 'target')}  "
+            f"from {_title(h, 'source')}"
         )
         lines += [f"    {line}" for line in h["summary"].splitlines()]
         lines += [f"    artifact {a['path']} ({a['size']} bytes)" for a in h.get("artifacts", [])]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from alpctl.clock import local_time
+
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -13,7 +15,7 @@ def memory_line(memory: dict[str, Any]) -> str:
     status = "" if memory["status"] == "active" else f" [{memory['status']}]"
     return (
         f"{memory['id']}  {memory['kind']}, {scope}, v{memory['version']}, confirmed "
-        f"{memory['confirmedAt'][:10]}{status}\n    {memory['text']}"
+        f"{local_time(memory['confirmedAt'])}{status}\n    {memory['text']}"
     )
 
 
@@ -65,7 +67,9 @@ def memory_review(result: dict[str, Any]) -> str:
 def proposals(items: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     for p in items:
-        lines.append(f"{p['id']}  {p['proposedAt']}  memory proposal ({p['kind']}, {p['scope']})")
+        lines.append(
+            f"{p['id']}  {local_time(p['proposedAt'])}  memory proposal ({p['kind']}, {p['scope']})"
+        )
         lines.append(f"    {p['text']}")
         lines.append(f"    {p['origin']}")
     return lines

@@ -6,6 +6,8 @@ pinned context is what the thread's runs actually carry forward with authority o
 
 from __future__ import annotations
 
+from alpctl.clock import local_time
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -16,7 +18,10 @@ def recap_block(recap: dict[str, Any]) -> list[str]:
     state = recap.get("state", {})
     lines = ["recap (derived from history by a model; not authority)"]
     if recap.get("gist"):
-        made = f"made {recap.get('madeAt')} from context revision {recap.get('sourceRevision')}"
+        made = (
+            f"made {local_time(recap.get('madeAt'))} "
+            f"from context revision {recap.get('sourceRevision')}"
+        )
         lines += [f"  {recap.get('headline', '')}", f"  ({made})", ""]
         lines += [f"  {line}" for line in recap["gist"].splitlines()]
         tasks = recap.get("openTasks") or []

@@ -6,7 +6,7 @@ module is on every call's path, and `datetime` is not needed to shift a timestam
 
 from __future__ import annotations
 
-import time
+from alpctl.clock import local_time
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -42,53 +42,6 @@ class Style:
 PLAIN = Style(colour=False)
 
 
-def epoch_of(iso: str) -> float | None:
-    """Seconds since the epoch of `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)`, else None."""
-    try:
-        date, _, clock = iso.partition("T")
-        year, month, day = (int(part) for part in date.split("-"))
-        offset = 0
-        if clock.endswith("Z"):
-            clock = clock[:-1]
-        elif len(clock) > 6 and clock[-6] in "+-" and clock[-3] == ":":
-            sign = 1 if clock[-6] == "+" else -1
-            offset = sign * (int(clock[-5:-3]) * 3600 + int(clock[-2:]) * 60)
-            clock = clock[:-6]
-        parts = clock.split(":")
-        hours, minutes = int(parts[0]), int(parts[1])
-        whole, _, fraction = (parts[2] if len(parts) > 2 else "0").partition(".")
-        if not fraction.isdigit() and fraction:
-            return None
-        micros = int(whole) * 1_000_000 + int((fraction + "000000")[:6])
-    except (ValueError, IndexError):
-        return None
-    days = _days_from_civil(year, month, day)
-    # Whole microseconds, divided once at the end: the same arithmetic as
-    # datetime.timestamp(), so the two agree to the last bit.
-    seconds = days * 86400 + hours * 3600 + minutes * 60 - offset
-    return (seconds * 1_000_000 + micros) / 1_000_000
-
-
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
-    year -= month <= 2
-    era = year // 400
-    year_of_era = year - era * 400
-    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
-    return era * 146097 + day_of_era - 719468
-
-
-def short_time(iso: str | None) -> str:
-    """The moment in local time with its zone: `2026-11-30 19:28 CET`."""
-    if not iso:
-        return "-"
-    epoch = epoch_of(iso)
-    if epoch is None:
-        return iso
-    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(epoch))
-
-
 def home_relative(path: str, home: str | None = None) -> str:
     import os.path  # already loaded by every Python start
 
@@ -103,7 +56,7 @@ _LIST_COLUMNS = ("ID", "STATUS", "REV", "UPDATED", "WORKSPACE", "TITLE")
 
 def _thread_row(thread: dict[str, Any], workspace: bool) -> list[str]:
     status = thread["status"] + (" busy" if thread.get("busyRoot") else "")
-    row = [thread["id"], status, str(thread["revision"]), short_time(thread["updatedAt"])]
+    row = [thread["id"], status, str(thread["revision"]), local_time(thread["updatedAt"])]
     if workspace:
         row.append(home_relative(thread["workspace"]))
     title = thread.get("title") or "(untitled)"
@@ -163,8 +116,8 @@ def thread_header(thread: dict[str, Any], style: Style = PLAIN) -> str:
         f"  status     {thread['status']}   revision {thread['revision']}   "
         f"context rev {thread['contextRevision']}",
         f"  workspace  {thread['workspace']}",
-        f"  created    {short_time(thread['createdAt'])}   "
-        f"updated {short_time(thread['updatedAt'])}",
+        f"  created    {local_time(thread['createdAt'])}   "
+        f"updated {local_time(thread['updatedAt'])}",
     ]
     if thread.get("busyRoot"):
         lines.append(style.yellow(f"  running    {thread['busyRoot']}"))
@@ -211,7 +164,7 @@ def execution_line(e: dict[str, Any]) -> str:
     cost = f"  ${e['costUsd']:.4f}" if e.get("costUsd") is not None else ""
     mode = "bg " if e.get("headless") else "tty"
     return (
-        f"{seq:>4} {short_time(e.get('startedAt') or e['createdAt'])}  {e['runtime']:<8} "
+        f"{seq:>4} {local_time(e.get('startedAt') or e['createdAt'])}  {e['runtime']:<8} "
         f"{mode} {e['kind']:<11} {outcome:<11} {duration(e.get('durationSeconds')):>7}  "
         f"rev {e.get('contextRevision', '-')}  {e['id']}{tokens}{cost}"
     )
@@ -336,7 +289,7 @@ def search_hit(hit: dict[str, Any]) -> str:
     labels = "".join(f"  [{label}]" for label in hit.get("labels", ()))
     return "\n".join(
         [
-            f"{where}  {short_time(hit.get('at'))}  {who}".rstrip() + labels,
+            f"{where}  {local_time(hit.get('at'))}  {who}".rstrip() + labels,
             f"    {_one_line(hit['snippet'])}",
             f"    → {open_it}",
         ]
@@ -382,7 +335,9 @@ def search(result: dict[str, Any], params: dict[str, Any] | None = None) -> str:
     lines = ["memories (confirmed statements, not history)"]
     for memory in memories:
         scope = ", global" if memory["scope"] == "global" else ""
-        lines.append(f"  {memory['id']}  {memory['kind']}{scope}  {memory['confirmedAt'][:10]}")
+        lines.append(
+            f"  {memory['id']}  {memory['kind']}{scope}  {local_time(memory['confirmedAt'])}"
+        )
         lines.append(f"    {_one_line(memory['text'])}")
         lines.append(f"    → alp memory show {memory['id']}")
     return "\n".join(lines) + "\n\n" + found

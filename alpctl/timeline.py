@@ -7,7 +7,8 @@ A root whose history a step labelled says so (`[undone]`, `[before clear]`).
 
 from __future__ import annotations
 
-from alpctl.render import execution_line, short_time
+from alpctl.clock import local_time
+from alpctl.render import execution_line
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -19,7 +20,7 @@ __all__ = ["step_line", "timeline"]
 
 def step_line(step: dict[str, Any], roots: dict[str, dict[str, Any]]) -> str:
     """One clear or undo: what it wrote, what it replaced, who asked and when."""
-    when = short_time(step.get("at"))
+    when = local_time(step.get("at"))
     who = f"by {step.get('by', '?')} via {step.get('door', '?')}"
     if step["kind"] == "clear":
         what = f"clear       rev {step['revision']} empty (rev {step['replacedRevision']} kept)"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import textwrap
-from datetime import datetime
 
+from alpctl.clock import local_time
 from protocol.runtime_output import event_of, one_line, runtime_error
 
 TYPE_CHECKING = False
@@ -29,18 +29,8 @@ _SPEAKERS = {"person": "you", "assistant": "assistant", "tool": "tool", "system"
 
 
 def local_clock(iso: str | None) -> str:
-    """`HH:MM ZONE` in local time (a date first when it is not today's)."""
-    if not iso:
-        return "     "
-    try:
-        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso[:16]
-    if moment.tzinfo is None:
-        return iso[:16]
-    local = moment.astimezone()
-    day = "" if local.date() == datetime.now().astimezone().date() else local.strftime("%Y-%m-%d ")
-    return f"{day}{local.strftime('%H:%M')} {local.strftime('%Z') or local.strftime('%z')}"
+    """`HH:MM ZONE` in local time (a date first when it is not today's): `alpctl.clock`'s."""
+    return local_time(iso, today_short=True) if iso else "     "
 
 
 def _block(head: str, text: str, width: int) -> str:

@@ -3,6 +3,7 @@ SENDER`: the chat doors and who may speak through them (docs/channels.md)."""
 
 from __future__ import annotations
 
+from alpctl.clock import local_time
 from alpctl.invocation import EXIT_OK, Invocation, UsageError
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
@@ -41,7 +42,7 @@ def listed(result: dict[str, Any]) -> str:
         lines.append(f"{channel['channel']}: {channel['state']}{detail}")
         for sender in channel.get("senders", []):
             name = f" ({sender['name']})" if sender.get("name") else ""
-            lines.append(f"  {sender['sender']}{name}, paired {sender['pairedAt']}")
+            lines.append(f"  {sender['sender']}{name}, paired {local_time(sender['pairedAt'])}")
         if channel.get("pairingUntil"):
             lines.append(f"  a pairing code waits until {channel['pairingUntil']}")
     return "\n".join(lines)
@@ -50,7 +51,7 @@ def listed(result: dict[str, Any]) -> str:
 def paired(result: dict[str, Any]) -> str:
     return (
         f"pairing code for {result['channel']}: {result['code']}\n"
-        f"{result['instructions']} (until {result['expiresAt']})"
+        f"{result['instructions']} (until {local_time(result['expiresAt'])})"
     )
 
 

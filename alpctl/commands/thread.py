@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
     from alpctl.command_line import Arguments
 
-_IF_REVISION = "refuse (THREAD_REVISION_CONFLICT) unless the thread is at this revision"
+_IF_REVISION = (
+    "refuse (THREAD_REVISION_CONFLICT) unless the thread is at this revision (the `revision` "
+    "`alp thread show` and `thread list` print; not its `context rev`)"
+)
 #: how a thread is named wherever one is taken (the daemon resolves it)
 THREAD_HELP = "the thread: its id, a unique id prefix, its exact title, or @last"
 
@@ -54,7 +57,11 @@ def _show(parser: argparse.ArgumentParser) -> None:
 
 def _context(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
-    parser.add_argument("--rev", type=int, help="this revision (default: the current one)")
+    parser.add_argument(
+        "--rev",
+        type=int,
+        help="this context revision (`thread show`'s `context rev`; default: the current one)",
+    )
 
 
 def _revised(parser: argparse.ArgumentParser) -> None:

@@ -39,6 +39,7 @@ _ENV = jinja2.Environment(
 )
 _ENV.filters.update(
     money=view.money,
+    local_time=view.local_time,
     duration=view.duration,
     origin=view.origin_label,
     outcome=view.outcome_label,

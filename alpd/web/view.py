@@ -44,6 +44,21 @@ def duration(seconds: float | None) -> str:
     return " ".join(part for part in parts if not part.startswith("0 ")) or "0 s"
 
 
+def local_time(iso: str | None) -> str:
+    """A moment as every door shows it: `2026-12-02 09:41 CET`, in the zone of the machine
+    alpd runs on (the command line's `alpctl.clock.local_time`, the editors' the same)."""
+    if not iso:
+        return "—"
+    try:
+        moment = parse_time(iso)
+    except ValueError:
+        return iso
+    if moment.tzinfo is None:
+        return iso
+    local = moment.astimezone()
+    return local.strftime("%Y-%m-%d %H:%M ") + (local.strftime("%Z") or local.strftime("%z"))
+
+
 def ago(iso: str | None, now: datetime) -> str:
     """How long before `now` an ISO time was, in its largest unit: `just now`, `5 min ago`."""
     if not iso:

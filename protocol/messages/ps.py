@@ -142,12 +142,19 @@ class ActivityItem(Wire):
     cost_usd: float | None = None
     #: the run's report: its final message (a non-interactive root), else its summary
     report: str | None = None
+    #: when it happened, the moment the list is ordered by: `created_at`, but for an imported
+    #: session its transcript's first entry (the import is not when it ran)
+    at: str | None = None
+    #: a native session indexed by `alp import` (or adopted): its cost is not in the total
+    imported: bool = False
 
 
 class ActivityResult(Wire):
     items: list[ActivityItem]
-    #: USD of the listed runs
+    #: USD of the listed runs alp ran (imported sessions are left out: `imported_cost_usd`)
     cost_usd: float = 0.0
+    #: USD the listed imported sessions reported, not counted in `cost_usd`
+    imported_cost_usd: float = 0.0
 
 
 __all__ = [

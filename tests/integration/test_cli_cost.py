@@ -38,8 +38,9 @@ EVERY_CALL = {
 #: and each command's own
 COMMANDS = {
     "ping": {"alpctl.commands.ping"},
-    "thread list": {"alpctl.commands.thread", "alpctl.render"},
-    "search": {"alpctl.commands.search", "alpctl.history_cli", "alpctl.render"},
+    # alpctl.clock: the one formatter of the times a person sees (stdlib `time` only)
+    "thread list": {"alpctl.commands.thread", "alpctl.render", "alpctl.clock"},
+    "search": {"alpctl.commands.search", "alpctl.history_cli", "alpctl.render", "alpctl.clock"},
 }
 
 

@@ -9,8 +9,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from alpctl.clock import epoch_of
 from alpctl.invocation import colour_wanted
-from alpctl.render import Style, epoch_of, no_threads, thread_list
+from alpctl.render import Style, no_threads, thread_list
 
 
 @given(

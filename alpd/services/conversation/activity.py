@@ -182,7 +182,11 @@ async def activity(
         limit=params.limit,
     )
     items = [_item(row) for row in rows]
-    return m.ActivityResult(items=items, cost_usd=round(sum(i.cost_usd or 0.0 for i in items), 6))
+    ran = sum(i.cost_usd or 0.0 for i in items if not i.imported)
+    imported = sum(i.cost_usd or 0.0 for i in items if i.imported)
+    return m.ActivityResult(
+        items=items, cost_usd=round(ran, 6), imported_cost_usd=round(imported, 6)
+    )
 
 
 def _item(row: ActivityRow) -> m.ActivityItem:
@@ -190,6 +194,7 @@ def _item(row: ActivityRow) -> m.ActivityItem:
     if duration is None and row.settled_at:
         begun = parse_time(row.started_at or row.created_at)
         duration = round((parse_time(row.settled_at) - begun).total_seconds(), 3)
+    imported = row.origin.door == "import"
     return m.ActivityItem(
         execution_id=row.id,
         kind=row.kind,
@@ -208,4 +213,6 @@ def _item(row: ActivityRow) -> m.ActivityItem:
         usage=row.usage,
         cost_usd=row.cost_usd,
         report=row.report,
+        at=(row.started_at or row.created_at) if imported else row.created_at,
+        imported=imported,
     )

@@ -210,6 +210,13 @@ async def ps_rows(store: Store, owner_uid: int) -> PsRows:
     )
 
 
+#: when an execution happened: an imported session's own first entry, else its creation
+_AT = (
+    "(CASE WHEN json_extract(e.origin, '$.door') = 'import' "
+    "THEN coalesce(e.started_at, e.created_at) ELSE e.created_at END)"
+)
+
+
 async def activity_rows(
     store: Store,
     owner_uid: int,
@@ -219,12 +226,13 @@ async def activity_rows(
     kind: str | None,
     limit: int,
 ) -> list[ActivityRow]:
-    """The owner's executions (created at `since` or later, of one thread, of one kind, if
-    named), newest first, at most `limit`."""
+    """The owner's executions (at `since` or later, of one thread, of one kind, if named),
+    newest first, at most `limit`. An imported session's moment is its own (its transcript's
+    first entry, `started_at`), not the import's (`created_at`)."""
     where = ["e.owner_uid = ?"]
     args: list[object] = [owner_uid]
     if since is not None:
-        where.append("e.created_at >= ?")
+        where.append(f"{_AT} >= ?")
         args.append(since)
     if thread_id is not None:
         where.append("e.thread_id = ?")
@@ -239,7 +247,7 @@ async def activity_rows(
         "coalesce(r.message, e.summary) AS report, r.duration_seconds, t.title "
         "FROM executions e LEFT JOIN threads t ON t.id = e.thread_id "
         "LEFT JOIN reports r ON r.execution_id = e.id "
-        f"WHERE {' AND '.join(where)} ORDER BY e.created_at DESC, e.id DESC LIMIT ?",
+        f"WHERE {' AND '.join(where)} ORDER BY {_AT} DESC, e.id DESC LIMIT ?",
         args,
     )
     return [
