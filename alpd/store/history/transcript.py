@@ -12,8 +12,9 @@ made of bounded reads, each answered by an index, whatever the thread's size:
 * everything else (root markers, deliveries, reports, handoffs, clears and undos,
   compactions, the recap): one statement over the thread's own rows of those tables, each
   placed by SQL, filtered by the cursor and `LIMIT`ed there;
-* a tool call's result (and a result's call) on the page, by call id within the execution,
-  from the entry on in the index's order.
+* every tool call's result (and a result's call) on the page, in one statement of one
+  indexed branch per half: by call id within the execution, from the entry on in the
+  index's order. The halves are re-hashed with the page's entries.
 
 An entry stored as a copy (`copy_of`: a resumed session's earlier lines) is its original's
 repetition and is left out; an adopted root (`origin.adoptedFrom`) reads the entries of the
@@ -42,7 +43,7 @@ from alpd.store.db import BlockingTx, Store
 from alpd.store.history.search import STORED_COLUMNS_SQL, check_entry_digests
 from alpd.store.threads.steps import labels_from, labels_sql
 
-__all__ = ["PageQuery", "RootPlace", "last_entry", "read_page", "root_of"]
+__all__ = ["PageQuery", "RootPlace", "halves_sql", "last_entry", "read_page", "root_of"]
 
 #: how many roots one page visits at most looking for entries (a run of empty roots, e.g.
 #: the `command` runtime's, is skipped through in steps of this many)
@@ -89,16 +90,47 @@ _ENTRIES: Final = {
     "ORDER BY h.id LIMIT ?4",
 }
 
-# The other half of a tool call on the page (its result, or a result's call), the nearest
-# in the execution's order.
+# The other half of each tool call on the page (its result, or a result's call), the
+# nearest in the execution's order: one branch per half, each answered by
+# `history_by_execution` from the entry on, all in one statement (`halves_sql`). Their
+# stored columns come too: a result shown inside its call is re-hashed like the call.
 _RESULT_OF: Final = (
-    "SELECT id, text, output_tail, is_error FROM history_entries WHERE execution_id = ?1 "
-    "AND call_id = ?2 AND kind = 'tool_result' AND id > ?3 ORDER BY id LIMIT 1"
+    f"SELECT * FROM (SELECT {_ENTRY_COLUMNS}, ?{{k}} AS for_entry FROM history_entries h "
+    "WHERE h.execution_id = ?{e} AND h.call_id = ?{c} AND h.kind = 'tool_result' "
+    "AND h.id > ?{k} ORDER BY h.id LIMIT 1)"
 )
 _CALL_OF: Final = (
-    "SELECT id FROM history_entries WHERE execution_id = ?1 AND call_id = ?2 "
-    "AND kind = 'tool_call' AND id < ?3 ORDER BY id DESC LIMIT 1"
+    f"SELECT * FROM (SELECT {_ENTRY_COLUMNS}, ?{{k}} AS for_entry FROM history_entries h "
+    "WHERE h.execution_id = ?{e} AND h.call_id = ?{c} AND h.kind = 'tool_call' "
+    "AND h.id < ?{k} ORDER BY h.id DESC LIMIT 1)"
 )
+
+
+#: branches of one halves statement at most (SQLite allows 500 terms in a compound SELECT)
+HALVES_PER_STATEMENT: Final = 200
+
+
+def halves_sql(rows: Sequence[sqlite3.Row]) -> list[tuple[str, list[object]]]:
+    """The statements finding the other half of every tool call and result among `rows`,
+    with their parameters: `HALVES_PER_STATEMENT` halves each (none when there is none)."""
+    statements: list[tuple[str, list[object]]] = []
+    branches: list[str] = []
+    values: list[object] = []
+    for row in rows:
+        call_id, kind = row["call_id"], row["kind"]
+        if call_id is None or kind not in ("tool_call", "tool_result"):
+            continue
+        k, e, c = len(values) + 1, len(values) + 2, len(values) + 3
+        template = _RESULT_OF if kind == "tool_call" else _CALL_OF
+        branches.append(template.format(k=k, e=e, c=c))
+        values += [row["entry_id"], row["execution_id"], call_id]
+        if len(branches) == HALVES_PER_STATEMENT:
+            statements.append((" UNION ALL ".join(branches), values))
+            branches, values = [], []
+    if branches:
+        statements.append((" UNION ALL ".join(branches), values))
+    return statements
+
 
 # The root a time falls after: the newest root opened at or before it (0: before the first).
 _AFTER_ROOT: Final = (
@@ -232,26 +264,24 @@ def _entries(
         found.extend((root, row) for row in got)
         if len(found) >= want:
             break
-    check_entry_digests(rows)
-    return [_entry(conn, root, row) for root, row in found]
-
-
-def _entry(conn: BlockingTx, root: RootRow, row: sqlite3.Row) -> EntryRow:
-    other: ToolHalf | None = None
-    call_id, kind = row["call_id"], row["kind"]
-    if call_id is not None and kind == "tool_call":
-        half = conn.execute(_RESULT_OF, (row["execution_id"], call_id, row["entry_id"]))
-        found = half.fetchone()
-        if found is not None:
-            other = ToolHalf(
-                entry_id=found["id"],
-                text=found["output_tail"] or found["text"] or "",
-                is_error=bool(found["is_error"]),
+    halves: dict[int, ToolHalf] = {}
+    for statement in halves_sql(rows):
+        # `for_entry` comes after the entry's own columns: the same positions as the page's
+        found_halves = conn.execute(*statement).fetchall()
+        rows.extend(found_halves)
+        for half in found_halves:
+            result = half["kind"] == "tool_result"
+            halves[half["for_entry"]] = ToolHalf(
+                entry_id=half["entry_id"],
+                text=(half["output_tail"] or half["text"] or "") if result else "",
+                is_error=bool(half["is_error"]) if result else False,
             )
-    elif call_id is not None and kind == "tool_result":
-        found = conn.execute(_CALL_OF, (row["execution_id"], call_id, row["entry_id"])).fetchone()
-        if found is not None:
-            other = ToolHalf(entry_id=found["id"], text="", is_error=False)
+    check_entry_digests(rows)
+    return [_entry(root, row, halves.get(row["entry_id"])) for root, row in found]
+
+
+def _entry(root: RootRow, row: sqlite3.Row, other: ToolHalf | None) -> EntryRow:
+    call_id, kind = row["call_id"], row["kind"]
     return EntryRow(
         key=(root.sequence, ENTRY_PHASE, row["entry_id"]),
         root_id=root.id,

@@ -24,6 +24,10 @@ CONFIG = """
 runtime = "command"
 args = ["sh", "-c", "cat \\"$ALP_SESSION_CONTEXT\\""]
 
+[agents.echo]
+runtime = "command"
+args = ["sh", "-c", "cat; echo done"]
+
 [agents.slow]
 runtime = "command"
 args = ["sleep", "30"]
@@ -176,3 +180,42 @@ def test_alp_thread_adopt_says_where_it_went_and_how_to_go_on(d: DaemonProcess) 
     assert "alp thread continue thread_" in done.stdout
     again = d.cli("thread", "adopt", CLAUDE_SESSION)
     assert again.returncode != 0 and "SESSION_ALREADY_ADOPTED" in again.stderr
+
+
+def test_one_threads_transcript_holds_claude_and_codex_sessions_a_handoff_and_an_undo(
+    d: DaemonProcess, work: Path
+) -> None:
+    tid = adopt(d, CLAUDE_SESSION)["threadId"]
+    adopt(d, CODEX_SESSION, threadId=tid)
+    other = d.call("thread/create", {"title": "release notes", "cwd": str(work)})["id"]
+    d.call("thread/push", {"threadId": other, "text": "start", "source": "me", "agent": "echo"})
+    wait_for(lambda: [r["status"] for r in roots(d, other)] == ["settled"], what="other's root")
+    sent = d.call("handoff/send", {"target": other, "summary": "the fork works", "from": tid})
+    wait_for(
+        lambda: [r["status"] for r in roots(d, other)] == ["settled", "settled"],
+        what="the handoff's round",
+    )
+    d.call("thread/undo", {"threadId": tid})
+    shown = items(d, tid)
+    kinds = [(item["type"], item.get("sequence")) for item in shown]
+    assert kinds[0] == ("root", 1) and ("root", 2) in kinds
+    second = kinds.index(("root", 2))
+    claude_said = [i for i in shown[:second] if i["type"] in ("prompt", "reply", "tool")]
+    codex_said = [i for i in shown[second:] if i["type"] in ("prompt", "reply", "tool")]
+    assert len(claude_said) >= 4 and len(codex_said) >= 2
+    assert all("undone" in i["labels"] for i in codex_said)
+    assert not any(i.get("labels") for i in claude_said)
+    out = next(i for i in shown if i["type"] == "handoff-out")
+    assert out["text"] == "the fork works" and out["threadId"] == other
+    assert out["source"] == "release notes"
+    assert [i["type"] for i in shown][-1] == "undo"  # after the handoff, the newest item
+    page = d.call("thread/transcript", {"threadId": tid, "after": "", "limit": 500})
+    runtimes = {r["sequence"]: r["runtime"] for r in page["roots"]}
+    assert runtimes == {1: "claude", 2: "codex"}
+    received = items(d, other)
+    handoff_in = next(i for i in received if i["type"] == "handoff-in")
+    assert handoff_in["text"] == "the fork works" and handoff_in["sequence"] == 2
+    assert handoff_in["envelope"] and sent["handoff"]["id"]
+    log = d.cli("thread", "log", tid, "--limit", "500")
+    assert "root #2 · codex (codex) · interactive" in log.stdout
+    assert "handoff to release notes" in log.stdout and "taken back" in log.stdout

@@ -1,0 +1,283 @@
+"""`thread/transcript` and `alp thread log` against their floors, with alp installed from a
+wheel.
+
+Each thread is made the way a person makes one from old work: a Claude session file of N
+entries (prompt, reply, and every fifth turn a tool call with its result) is imported
+(`history/import`) and adopted (`thread/adopt`); a push root (the `command` runtime) is
+added after it, so a page crosses roots and has events (a root marker, a delivery, a
+report) as well as entries. Sizes: ALP_BENCH_TRANSCRIPT_SIZES (default "1000,100000").
+
+(a) The first page (no cursor: the newest `LIMIT` items, what `alp thread log` asks)
+    over the socket, p50 and p99 of QUERIES calls, against the same statements run straight
+    on SQLite with sqlite3 (`alpd.store.history.transcript`'s roots, events, entries and
+    tool-halves statements for the same bound and limit, `fetchall`), alternating which goes
+    first. What the floor leaves out is alpd's own work: the owner check, re-hashing every
+    entry shown, building the items, encoding, the socket.
+    Goal: p50 within 2× at every size.
+    Printed beside it, for the cause of a miss: the store's `read_page` in this process
+    (statements, re-hashing, rows) against its statements alone.
+(b) Flat: the first page's p50 at the largest size over its p50 at the smallest.
+    Goal: ≤ 1.5 (a page reads about `limit` entries, not the thread).
+(c) `alp thread log THREAD --limit 200` (the whole command: start Python, connect, one call,
+    render 200 items, print) against the raw stdlib client's same `thread/transcript` call
+    printing its JSON (bench/bench_cli.py's RAW_CLIENT), interleaved, median of RUNS.
+    Goal: ≤ 1.3×.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from alpd.domain.history.transcript import END
+from alpd.store.history.transcript import (
+    _ENTRIES,
+    _EVENTS_PAGE,
+    _ROOTS,
+    PageQuery,
+    halves_sql,
+    read_page,
+)
+from alpd.testing.daemon import DaemonProcess, running_daemon
+from bench import Result
+from bench.bench_cli import RAW_CLIENT, timed
+from bench.install import installed
+
+SIZES = [int(x) for x in os.environ.get("ALP_BENCH_TRANSCRIPT_SIZES", "1000,100000").split(",")]
+QUERIES = int(os.environ.get("ALP_BENCH_TRANSCRIPT_QUERIES", "400"))
+RUNS = int(os.environ.get("ALP_BENCH_TRANSCRIPT_RUNS", "15"))
+LIMIT = 100
+LOG_ITEMS = 200
+
+CONFIG = """
+[agents.echo]
+runtime = "command"
+args = ["sh", "-c", "cat; echo done"]
+"""
+
+
+def session_file(directory: Path, entries: int) -> tuple[Path, str]:
+    """A Claude session of `entries` entries: prompt and reply turns, every fifth turn a
+    tool call and its result instead of the reply."""
+    session = str(uuid.uuid4())
+    path = directory / f"{session}.jsonl"
+    with path.open("w") as out:
+        written = 0
+        turn = 0
+        while written < entries:
+            turn += 1
+            ts = f"2026-11-{1 + turn % 28:02d}T10:{turn % 60:02d}:00.000Z"
+            base = {"sessionId": session, "timestamp": ts}
+            out.write(json.dumps({**base, "type": "user", "uuid": str(uuid.uuid4()),
+                "message": {"role": "user", "content": f"turn {turn}: check the build log"}})
+                + "\n")  # fmt: skip
+            written += 1
+            if turn % 5 == 0 and written + 2 <= entries:
+                call = f"toolu_{turn}"
+                out.write(json.dumps({**base, "type": "assistant", "uuid": str(uuid.uuid4()),
+                    "message": {"model": "claude-bench", "content": [{"type": "tool_use",
+                    "id": call, "name": "Bash", "input": {"command": f"make test {turn}"}}]}})
+                    + "\n")  # fmt: skip
+                out.write(json.dumps({**base, "type": "user", "uuid": str(uuid.uuid4()),
+                    "message": {"role": "user", "content": [{"type": "tool_result",
+                    "tool_use_id": call, "content": f"{turn} passed, 0 failed"}]}})
+                    + "\n")  # fmt: skip
+                written += 2
+            elif written < entries:
+                out.write(json.dumps({**base, "type": "assistant", "uuid": str(uuid.uuid4()),
+                    "message": {"model": "claude-bench", "content": [{"type": "text",
+                    "text": f"Turn {turn}: the build is green; the log shows nothing new."}]}})
+                    + "\n")  # fmt: skip
+                written += 1
+    return path, session
+
+
+def make_thread(d: DaemonProcess, base: Path, entries: int) -> str:
+    directory = base / f"sessions-{entries}"
+    directory.mkdir()
+    _, session = session_file(directory, entries)
+    started = time.perf_counter()
+    with d.client() as client:
+        client.call("history/import", {"runtime": "claude", "path": str(directory)})
+        adopted = client.call("thread/adopt", {"sessionId": session})
+        thread_id = str(adopted["threadId"])
+        client.call("thread/push", {"threadId": thread_id, "text": "one more", "source": "bench",
+                                    "agent": "echo"})  # fmt: skip
+        while True:
+            roots = client.call("thread/show", {"threadId": thread_id})["roots"]
+            if len(roots) == 2 and all(r["status"] == "settled" for r in roots):
+                break
+            time.sleep(0.1)
+        client.call("daemon/sweep", {})
+    print(
+        f"  thread of {adopted['entries']:,} entries in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
+    return thread_id
+
+
+def first_page_sql(connection: sqlite3.Connection, thread_id: str) -> None:
+    """The statements `read_page` runs for the newest page, straight on SQLite."""
+    roots = connection.execute(_ROOTS, (thread_id,)).fetchall()
+    want = LIMIT + 1
+    connection.execute(_EVENTS_PAGE["before"], (thread_id, *END, None, None, want)).fetchall()
+    rows: list[sqlite3.Row] = []
+    for root in reversed(roots):
+        rows += connection.execute(
+            _ENTRIES["before"], (root["reads"], 2**62, None, want - len(rows))
+        ).fetchall()
+        if len(rows) >= want:
+            break
+    for statement in halves_sql(rows):
+        connection.execute(*statement).fetchall()
+
+
+def in_process(d: DaemonProcess, thread_id: str) -> tuple[float, float]:
+    """Median ms of the store's `read_page` (the statements, re-hashing every entry, the
+    rows) and of its statements alone, on one connection in this process: where alpd's
+    time goes before the socket."""
+    connection = sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True)
+    connection.row_factory = sqlite3.Row
+    query = PageQuery(thread_id=thread_id, uid=os.getuid(), direction="before", bound=END,
+                      limit=LIMIT)  # fmt: skip
+    page: list[float] = []
+    sql: list[float] = []
+    for turn in range(QUERIES // 2):
+        for name in ("page", "sql") if turn % 2 else ("sql", "page"):
+            started = time.perf_counter()
+            if name == "page":
+                read_page(connection, query)
+            else:
+                first_page_sql(connection, thread_id)
+            (page if name == "page" else sql).append((time.perf_counter() - started) * 1000)
+    connection.close()
+    return statistics.median(page), statistics.median(sql)
+
+
+def latency(d: DaemonProcess, thread_id: str) -> tuple[list[float], list[float]]:
+    """Per-call ms of the first page through alpd and of its statements on SQLite."""
+    direct = sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True)
+    direct.row_factory = sqlite3.Row
+    rpc_ms: list[float] = []
+    sql_ms: list[float] = []
+    with d.client() as client:
+
+        def through_alpd() -> float:
+            started = time.perf_counter()
+            client.call("thread/transcript", {"threadId": thread_id, "limit": LIMIT})
+            return (time.perf_counter() - started) * 1000
+
+        def straight() -> float:
+            started = time.perf_counter()
+            first_page_sql(direct, thread_id)
+            return (time.perf_counter() - started) * 1000
+
+        for _ in range(20):
+            through_alpd()
+            straight()
+        for turn in range(QUERIES):
+            if turn % 2:
+                sql_ms.append(straight())
+                rpc_ms.append(through_alpd())
+            else:
+                rpc_ms.append(through_alpd())
+                sql_ms.append(straight())
+    direct.close()
+    return rpc_ms, sql_ms
+
+
+def log_against_raw(alp_bin: str, python: str, d: DaemonProcess, thread_id: str, cwd: Path) -> (
+    tuple[float, float]
+):  # fmt: skip
+    env = {k: v for k, v in d.env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    ours = [alp_bin, "thread", "log", thread_id, "--limit", str(LOG_ITEMS)]
+    params = json.dumps({"threadId": thread_id, "limit": LOG_ITEMS})
+    raw = [python, "-I", "-c", RAW_CLIENT, "thread/transcript", params]
+    for command in (ours, raw):
+        timed(command, env, cwd)
+    times: dict[str, list[float]] = {"alp": [], "raw": []}
+    for run in range(RUNS):
+        order = [("alp", ours), ("raw", raw)]
+        for name, command in order if run % 2 == 0 else order[::-1]:
+            times[name].append(timed(command, env, cwd)[0])
+    return statistics.median(times["alp"]), statistics.median(times["raw"])
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def run() -> list[Result]:
+    alp = installed()
+    results: list[Result] = []
+    p50s: dict[int, float] = {}
+    with tempfile.TemporaryDirectory(prefix="alp-bench-transcript-") as scratch:
+        base = Path(scratch)
+        (base / "alpd").mkdir()
+        (base / "alpd" / "config.toml").write_text(CONFIG)
+        with running_daemon(
+            base / "alpd",
+            python=alp.python,
+            extra_args=["--config", str(base / "alpd" / "config.toml")],
+        ) as d:
+            threads = {size: make_thread(d, base, size) for size in sorted(SIZES)}
+            for size, thread_id in threads.items():
+                rpc_ms, sql_ms = latency(d, thread_id)
+                for name, q in (("p50", 0.5), ("p99", 0.99)):
+                    mine, floor = percentile(rpc_ms, q), percentile(sql_ms, q)
+                    if name == "p50":
+                        p50s[size] = mine
+                    results.append(
+                        Result(
+                            f"thread/transcript first page {name} vs its SQL, {size:,} entries",
+                            mine,
+                            "ms",
+                            floor,
+                            mine / floor,
+                            "<= 2" if name == "p50" else "",
+                        )
+                    )
+                page, sql = in_process(d, thread_id)
+                results.append(
+                    Result(
+                        f"read_page in-process vs its SQL, {size:,} entries (where time goes)",
+                        page,
+                        "ms",
+                        sql,
+                        page / sql,
+                        "",
+                    )
+                )
+            smallest, largest = min(SIZES), max(SIZES)
+            results.append(
+                Result(
+                    f"thread/transcript first page p50, {largest:,} vs {smallest:,} entries",
+                    p50s[largest],
+                    "ms",
+                    p50s[smallest],
+                    p50s[largest] / p50s[smallest],
+                    "<= 1.5",
+                )
+            )
+            ours, raw = log_against_raw(
+                alp.script("alp"), alp.python, d, threads[largest], base / "alpd"
+            )
+            results.append(
+                Result(
+                    f"alp thread log ({LOG_ITEMS} items) vs raw client, {largest:,} entries",
+                    ours,
+                    "ms",
+                    raw,
+                    ours / raw,
+                    "<= 1.3",
+                )
+            )
+    return results
