@@ -260,3 +260,10 @@ class BundleConflict(AlpError):
     something else here: nothing is imported (ids are never remapped silently)."""
 
     name = "BUNDLE_CONFLICT"
+
+
+class WorkspaceNotFound(AlpError):
+    """The thread's workspace is a repository this host has no checkout of where alp looks
+    (the recorded path, the caller's cwd): `data.remote` names the repository."""
+
+    name = "WORKSPACE_NOT_FOUND"

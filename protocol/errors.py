@@ -118,6 +118,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1132,
         "the bundle's thread (or one of its ids) is here already with other content",
     ),
+    "WORKSPACE_NOT_FOUND": (
+        1133,
+        "no checkout of the thread's repository here: not at its recorded path, not the cwd",
+    ),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

@@ -44,6 +44,7 @@ _LAUNCH = (
     "RUNTIME_UNAVAILABLE",
     "AGENT_NOT_FOUND",
     "SPAWN_FAILED",
+    "WORKSPACE_NOT_FOUND",
 )
 #: what a clear or an undo may meet: a running root, a closed thread, a chain or root that
 #: no longer verifies

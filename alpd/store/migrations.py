@@ -826,6 +826,16 @@ V24_SCHEDULE_LIMITS: Final = (
     "ALTER TABLE schedules ADD COLUMN budget_usd REAL",
 )
 
+# Workspaces across hosts (issue 24, point 6; docs/many-machines.md): a thread's workspace is
+# also recorded as its repository's identity — the git remote's URL normalised
+# (`alpd.domain.threads.repository.normalise_remote`) and the workspace's path within the
+# checkout ('' at its top) — so another host continues in its own checkout of the same
+# repository. NULL for a workspace that is not a git checkout with a remote.
+V25_WORKSPACE_IDENTITY: Final = (
+    "ALTER TABLE threads ADD COLUMN workspace_remote TEXT",
+    "ALTER TABLE threads ADD COLUMN workspace_subpath TEXT",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -851,6 +861,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V22_CHANNELS,
     V23_LIMIT_OUTCOMES,
     V24_SCHEDULE_LIMITS,
+    V25_WORKSPACE_IDENTITY,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -25,6 +25,12 @@ class Thread(Wire):
     #: the recap's headline (derived by a model, not authority); `thread/list`, and
     #: `thread/changed` with change `recap` (absent there: the recap lapsed)
     headline: str | None = None
+    #: the workspace's repository, when it is a git checkout with a remote: the remote's URL
+    #: normalised (`host/owner/repo`, no credentials, no scheme, no `.git`) and the
+    #: workspace's path within the checkout ('' at its top); how another host finds its own
+    #: checkout (docs/many-machines.md)
+    workspace_remote: str | None = None
+    workspace_subpath: str | None = None
 
 
 class ThreadCreateParams(Wire):

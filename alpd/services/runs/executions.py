@@ -59,6 +59,7 @@ from alpd.services.runs.rows import (
 )
 from alpd.services.runs.settle import settle_execution
 from alpd.services.threads.lifecycle import ThreadService
+from alpd.services.threads.workspaces import place_root
 from alpd.store.db import Tx
 from alpd.store.runs import execution_by_id, execution_head, record_running
 from alpd.supervisor import cgroups
@@ -160,6 +161,12 @@ class Executions:
     ) -> m.ContinueResult:
         """Open root n+1. `addendum` is a derived section appended to its session context
         (what woke a background root); `in_unit` commits with the root or not at all."""
+        # The thread's repository decides where the root runs (docs/many-machines.md).
+        placement = await place_root(self.d.store, params.thread_id, params.cwd)
+        if placement.cwd != params.cwd:
+            origin = prepared.request.origin if prepared is not None else None
+            params = msgspec.structs.replace(params, cwd=placement.cwd)
+            prepared = self.prepare(caller, params, origin)
         prepared = prepared or self.prepare(caller, params)
         await self.reconcile_thread(caller, params.thread_id)
         execution_id = self.d.clock.new_id(EXECUTION_PREFIX)
@@ -175,6 +182,7 @@ class Executions:
             memory=self.agents.memory,
             addendum=addendum,
             in_unit=in_unit,
+            thread_sets=placement.sets,
         )
         async with self.leases.thread(params.thread_id):
             result, spec, policy = await self.d.store.write(unit)

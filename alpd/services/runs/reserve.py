@@ -15,7 +15,7 @@ memory versions it was given, and the caller's own writes (`in_unit`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -70,6 +70,7 @@ def reserve_root(
     memory: MemorySettings,
     addendum: str | None,
     in_unit: InUnit | None,
+    thread_sets: dict[str, Any] | None = None,
 ) -> Unit[Reserved]:
     """The store unit reserving root `execution_id` (module docstring)."""
     agent, runtime, request, config, program = prepared
@@ -92,6 +93,7 @@ def reserve_root(
             at,
             if_revision=params.if_revision,
             detail=execution_id,
+            sets=thread_sets,
         )
         await refuse_if_busy(tx, params.thread_id)
         # The whole chain from genesis and every root's binding against it: nothing is

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+import anyio
+
 from alpd.domain.ids import THREAD_PREFIX
 from alpd.domain.secrets.filter import redact
 from alpd.errors import (
@@ -33,7 +35,7 @@ from alpd.store.threads.shell import (
     stop_thread_schedules,
 )
 from alpd.store.threads.snapshots import insert_genesis
-from alpd.workspace import workspace_of
+from alpd.workspace import repository_of, workspace_of
 from protocol import jsonrpc
 from protocol.messages import (
     Thread,
@@ -95,10 +97,17 @@ class ThreadService:
         thread_id = self.d.clock.new_id(THREAD_PREFIX)
         at = self.d.clock.now_iso()
         title = redact(params.title).text if params.title else params.title
+        repository = await anyio.to_thread.run_sync(repository_of, workspace)
 
         async def unit(tx: Tx) -> Thread:
             await insert_thread(
-                tx, thread_id, owner_uid=caller.uid, title=title, workspace=workspace, at=at
+                tx,
+                thread_id,
+                owner_uid=caller.uid,
+                title=title,
+                workspace=workspace,
+                at=at,
+                repository=repository,
             )
             await insert_genesis(tx, thread_id, at)
             return await load_thread(tx, thread_id)

@@ -28,7 +28,8 @@ __all__ = [
 
 _THREAD_COLUMNS = """
     t.id, t.owner_uid, t.title, t.workspace, t.status, t.revision, t.context_revision,
-    t.created_at, t.updated_at, t.closed_at, t.archived_at
+    t.created_at, t.updated_at, t.closed_at, t.archived_at, t.workspace_remote,
+    t.workspace_subpath
 """
 
 #: the thread's unsettled root, as a correlated subquery of a thread row `t`
@@ -64,6 +65,8 @@ def _thread(
         updated_at=row["updated_at"],
         closed_at=row["closed_at"],
         archived_at=row["archived_at"],
+        workspace_remote=row["workspace_remote"],
+        workspace_subpath=row["workspace_subpath"],
         busy_root=busy_root,
         last_kind=last_kind,
         headline=headline,
@@ -132,13 +135,23 @@ async def list_threads(
 
 
 async def insert_thread(
-    tx: Tx, thread_id: str, *, owner_uid: int, title: str | None, workspace: str, at: str
+    tx: Tx,
+    thread_id: str,
+    *,
+    owner_uid: int,
+    title: str | None,
+    workspace: str,
+    at: str,
+    repository: tuple[str, str] | None = None,
 ) -> None:
-    """A new open thread at revision 1, with its `created` revision row."""
+    """A new open thread at revision 1, with its `created` revision row; `repository`: its
+    workspace's (remote, path within the checkout), when it is a checkout with a remote."""
+    remote, subpath = repository if repository is not None else (None, None)
     await tx.execute(
         "INSERT INTO threads (id, owner_uid, title, workspace, status, revision, "
-        "created_at, updated_at) VALUES (?, ?, ?, ?, 'open', 1, ?, ?)",
-        (thread_id, owner_uid, title, workspace, at, at),
+        "created_at, updated_at, workspace_remote, workspace_subpath) "
+        "VALUES (?, ?, ?, ?, 'open', 1, ?, ?, ?, ?)",
+        (thread_id, owner_uid, title, workspace, at, at, remote, subpath),
     )
     await tx.execute(
         "INSERT INTO thread_revisions (thread_id, revision, change, at) "

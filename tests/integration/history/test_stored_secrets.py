@@ -71,6 +71,9 @@ _FTS = "the FTS5 index of search_docs, a view over history_entries and thread_do
 ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("threads", "id"): _ID,
     ("threads", "workspace"): _PATH,
+    ("threads", "workspace_remote"): "a git remote normalised: its user and password dropped "
+    "(alpd/domain/threads/repository.py; a token in the URL is never kept)",
+    ("threads", "workspace_subpath"): _PATH,
     ("threads", "status"): _ENUM,
     ("threads", "created_at"): _TIME,
     ("threads", "updated_at"): _TIME,
