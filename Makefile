@@ -43,7 +43,7 @@ runtimes:
 ## what the editor tests need: Debian's neovim (apt, when nvim is missing) and the VS Code
 ## extension's npm packages (exactly the lock's, in editors/vscode/node_modules)
 editors:
-	command -v nvim >/dev/null || { apt-get update -q && apt-get install -y -q neovim; }
+	command -v nvim >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update -q && apt-get -o DPkg::Lock::Timeout=600 install -y -q neovim; }
 	cd editors/vscode && { test -f node_modules/.package-lock.json && \
 		cmp -s package-lock.json .lock-installed || { npm ci --no-audit --no-fund && \
 		cp package-lock.json .lock-installed; }; }
@@ -51,11 +51,11 @@ editors:
 ## what the browser tests need: Debian's chromium (apt, when missing), which Playwright for
 ## Python drives at /usr/bin/chromium (never `playwright install`: nothing downloads a browser)
 browser:
-	command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium; }
+	command -v chromium >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update -q && apt-get -o DPkg::Lock::Timeout=600 install -y -q chromium; }
 
 ## systemd-analyze, which checks the units (tests/unit/test_units.py; a skip fails under CI)
 systemd:
-	command -v systemd-analyze >/dev/null || { apt-get update -q && apt-get install -y -q systemd; }
+	command -v systemd-analyze >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update -q && apt-get -o DPkg::Lock::Timeout=600 install -y -q systemd; }
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit tests/fuzz

@@ -47,11 +47,27 @@ setattr(argparse, "_", _untranslated)  # noqa: B010 (argparse's private name for
 
 class Formatter(argparse.HelpFormatter):
     """argparse asks `shutil.get_terminal_size` for every argument it adds (importing shutil,
-    bz2, lzma… on every call); the help's width comes from $COLUMNS instead."""
+    bz2, lzma… on every call); the help's width comes from $COLUMNS instead.
+
+    A description or epilog keeps its lines (argparse's default joins them, so the examples
+    of an epilog ran together): a line that fits, or an indented one (an example, a command),
+    is printed as written; only a line longer than the width is wrapped."""
 
     def __init__(self, prog: str) -> None:
         columns = os.environ.get("COLUMNS", "")
         super().__init__(prog, width=int(columns) - 2 if columns.isdigit() else 98)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap  # argparse imports it already
+
+        lines = []
+        for line in text.splitlines():
+            if len(indent + line) <= width or line.startswith(" "):
+                lines.append(indent + line if line else "")
+            else:
+                lines.append(textwrap.fill(line, width, initial_indent=indent,
+                                           subsequent_indent=indent))  # fmt: skip
+        return "\n".join(lines)
 
 
 def suggestion(word: str, choices: list[str]) -> str:

@@ -90,7 +90,12 @@ def run(args: Arguments, inv: Invocation) -> int:
         )
     elif args.action == "run":
         emit(client.call("schedule/run", {"scheduleId": args.id}), show.run_result)
+    elif args.action == "rm":
+        emit(
+            client.call("schedule/delete", {"scheduleId": args.id}),
+            lambda s: f"removed {s['id']} ({s['rule']}); its runs stay in the thread",
+        )
     else:
-        method = {"rm": "delete"}.get(args.action, args.action)
+        method = args.action
         emit(client.call(f"schedule/{method}", {"scheduleId": args.id}), show.schedule_detail)
     return EXIT_OK
