@@ -117,6 +117,14 @@ def _git_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _write_private(path: Path, data: bytes) -> None:
+    """`data` in `path`, mode 0600 whatever the umask (the home's files are the owner's)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as file:
+        file.write(data)
+    os.chmod(path, 0o600)
+
+
 class ShadowRepo:
     def __init__(self, root: Path, workspace: str) -> None:
         self.root = root
@@ -186,10 +194,19 @@ class ShadowRepo:
             os.chmod(self.root, 0o700)
             partial = self.path.with_name(self.path.name + f".new-{os.getpid()}")
             shutil.rmtree(partial, ignore_errors=True)
-            await self.git("init", "--bare", "--quiet", str(partial), env=_git_env())
+            # 0600 files and 0700 directories, like everything in the home (git applies it)
+            await self.git(
+                "init",
+                "--bare",
+                "--quiet",
+                "--shared=0600",
+                "--template=",
+                str(partial),
+                env=_git_env(),
+            )
             for key, value in _REPO_CONFIG:
                 await self.git("config", key, value, env=_git_env(GIT_DIR=str(partial)))
-            (partial / WORKSPACE_FILE).write_text(self.workspace + "\n")
+            _write_private(partial / WORKSPACE_FILE, (self.workspace + "\n").encode())
             await self._borrow_objects(partial)
             os.replace(partial, self.path)
         await self._write_excludes(ignore_file)
@@ -214,26 +231,26 @@ class ShadowRepo:
             return
         objects = Path(self.workspace, common).resolve() / "objects"
         if objects.is_dir():
-            (repo / "objects" / "info").mkdir(parents=True, exist_ok=True)
-            (repo / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+            (repo / "objects" / "info").mkdir(mode=0o700, parents=True, exist_ok=True)
+            _write_private(repo / "objects" / "info" / "alternates", f"{objects}\n".encode())
             # Its index, copied: stat data of files the workspace's repository has hashed.
             git_dir = await self._workspace_git("rev-parse", "--absolute-git-dir")
             index = Path(git_dir or "", "index")
             if git_dir and index.is_file():
-                shutil.copyfile(index, repo / INDEX_FILE)
+                _write_private(repo / INDEX_FILE, index.read_bytes())
 
     async def _write_excludes(self, ignore_file: Path) -> None:
         if not ignore_file.exists():
-            ignore_file.write_text(DEFAULT_IGNORE)
+            _write_private(ignore_file, DEFAULT_IGNORE.encode())
         parts = [ignore_file.read_bytes()]
         theirs = Path(self.workspace, ".git", "info", "exclude")
         if theirs.is_file():
             parts.append(theirs.read_bytes())
         wanted = b"\n".join(parts)
         exclude = self.path / "info" / "exclude"
-        exclude.parent.mkdir(exist_ok=True)
+        exclude.parent.mkdir(mode=0o700, exist_ok=True)
         if not exclude.exists() or exclude.read_bytes() != wanted:
-            exclude.write_bytes(wanted)
+            _write_private(exclude, wanted)
 
     # checkpoints
 

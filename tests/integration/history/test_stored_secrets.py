@@ -17,6 +17,7 @@ summary, a transcript's prompt and JSON tool input — without ever placing one 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import stat
 import sys
@@ -544,8 +545,15 @@ def test_the_home_is_0700_and_every_file_in_it_0600(d: DaemonProcess) -> None:
         name: f"{mode:04o}"
         for name, mode in modes.items()
         if mode != (0o700 if (d.home / name).is_dir() else 0o600)
+        # git keeps the objects of the file checkpoints' shadow repositories read-only
+        and not (_GIT_OBJECT.fullmatch(name) and mode == 0o400)
     }
     assert wrong == {}
+    assert any(name.startswith("checkpoints/") for name in modes)  # the scenario made some
+
+
+#: a loose object or pack of a shadow repository (docs/checkpoints.md)
+_GIT_OBJECT = re.compile(r"checkpoints/[^/]+\.git/objects/(?:[0-9a-f]{2}/[0-9a-f]{38}|pack/.+)")
 
 
 def test_a_thread_bundle_holds_no_secret(
