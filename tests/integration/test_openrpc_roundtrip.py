@@ -9,6 +9,7 @@ and answer with a result or with one of the domain errors the document lists for
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,10 @@ def example(schema: dict[str, Any]) -> Any:
         return schema["enum"][0]
     kind = schema.get("type")
     if kind == "string":
-        return "/tmp" if schema.get("pattern", "").startswith("^/") else "openrpc-probe"
+        pattern = schema.get("pattern")
+        return next(
+            v for v in ("openrpc-probe", "/tmp") if pattern is None or re.search(pattern, v)
+        )
     if kind == "integer":
         return max(schema.get("minimum", 1), 1)
     if kind == "number":
