@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
@@ -74,7 +75,17 @@ def seeded(tmp_path: Path) -> Iterator[SeededDaemon]:
         )  # fmt: skip
         assert done.returncode == 0, (done.stdout, done.stderr, daemon.log_text())
         result = json.loads(done.stdout)
+        # A title reaches the search index with the history sync's next pass, not with the
+        # create; the plugin searches once, so it must not ask before that pass.
+        wait_for(lambda: _search_hits(daemon, "ledger"), what="the title indexed")
         yield SeededDaemon(daemon, work, result["thread"]["id"], result["execution"]["id"])
+
+
+def _search_hits(daemon: DaemonProcess, query: str) -> list[object]:
+    done = daemon.cli("search", query, "--json")
+    assert done.returncode == 0, done.stderr
+    hits: list[object] = json.loads(done.stdout)["hits"]
+    return hits
 
 
 DECISION = "keep the ledger in sqlite"
