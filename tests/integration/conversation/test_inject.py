@@ -377,8 +377,10 @@ def test_a_second_hand_out_within_the_lease_gets_nothing_the_first_took(
     thread_id, root = start_root(d, work, "TWICE")
     push(d, thread_id, "only once")
     (work / "go").touch()
-    wait_for(lambda: run_file(d, root, "twice.json").exists(), what="the two hand-outs")
-    first, second = json.loads(run_file(d, root, "twice.json").read_text())
+    # The run writes the file in place: wait until it is whole, not only there.
+    twice = run_file(d, root, "twice.json")
+    wait_for(lambda: twice.exists() and twice.read_text().endswith("]"), what="the hand-outs")
+    first, second = json.loads(twice.read_text())
     assert [t["text"] for t in first["deliveries"]] == ["only once"] and first["leaseUntil"]
     assert second == {"deliveries": []}
     (row,) = deliveries(d, thread_id)
