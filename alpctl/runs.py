@@ -72,7 +72,8 @@ def start_or_continue(args: Arguments, inv: Invocation, method: str, params: dic
         }
     )
     client = inv.client
-    result = client.call(method, {k: v for k, v in params.items() if v is not None})
+    with HeldInterrupt() as held:
+        result = client.call(method, {k: v for k, v in params.items() if v is not None})
     where = result["execution"].get("cwd")
     if where and where != os.getcwd() and not inv.out.as_json:
         print(
@@ -89,6 +90,7 @@ def start_or_continue(args: Arguments, inv: Invocation, method: str, params: dic
         inv.out.emit(result, lambda r: f"{r['thread']['id']}: started {execution['id']} (headless)")
         return EXIT_OK
     try:
+        held.raise_if_hit()
         if args.follow:
             shown = OutputPrinter(raw=args.raw, style=inv.out.style, tty=inv.out.tty)
             printer = None if inv.out.as_json else shown
@@ -100,6 +102,34 @@ def start_or_continue(args: Arguments, inv: Invocation, method: str, params: dic
         return EXIT_INTERRUPTED
     inv.out.emit(result, lambda r: render.execution(r["execution"], inv.out.style))
     return EXIT_OK if result["execution"]["outcome"] == "completed" else EXIT_DOMAIN
+
+
+class HeldInterrupt:
+    """A first Ctrl-C while alpd starts the root is held until its answer is in, so that we
+    can say which run goes on; a second one interrupts at once."""
+
+    def __init__(self) -> None:
+        self.hit = False
+
+    def __enter__(self) -> HeldInterrupt:
+        import signal
+
+        def hold(signum: int, frame: object) -> None:
+            if self.hit:
+                raise KeyboardInterrupt
+            self.hit = True
+
+        self._previous = signal.signal(signal.SIGINT, hold)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        signal.signal(signal.SIGINT, self._previous)
+
+    def raise_if_hit(self) -> None:
+        if self.hit:
+            raise KeyboardInterrupt
 
 
 def stopped_waiting(execution_id: str) -> str:

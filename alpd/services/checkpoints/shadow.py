@@ -19,6 +19,9 @@ Git runs as a subprocess of the event loop (anyio), never in a worker thread or 
 transaction; each repository is used by one operation at a time (`lock`).
 """
 
+# long: one git repository's whole life (make, borrow, snapshot, diff, restore, prune) in one
+# class, because every step shares its environment and its lock.
+
 from __future__ import annotations
 
 import hashlib

@@ -63,7 +63,12 @@ def test_pushes_roots_reports_and_a_clear_read_in_order_and_page_both_ways(
         if i == 1:
             d.call("thread/clear", {"threadId": tid})
 
-    whole = transcript(d, tid, after="", limit=500)
+    def whole_with_three_reports() -> dict[str, Any] | None:
+        page = transcript(d, tid, after="", limit=500)
+        reports = [item for item in page["items"] if item["type"] == "report"]
+        return page if len(reports) == 3 else None
+
+    whole = wait_for(whole_with_three_reports, what="the third root's report in the transcript")
     types = [(item["type"], item.get("sequence")) for item in whole["items"]]
     assert types[:3] == [("root", 1), ("push", 1), ("report", 1)]
     assert ("clear", None) in types

@@ -154,7 +154,7 @@ def test_a_token_on_the_command_line_is_stored_filtered_and_the_run_gets_it_verb
     shown = d.call("execution/show", {"executionId": root["id"]})
     assert isinstance(shown, dict)
     policy = shown["policy"]
-    assert policy["version"] == 3
+    assert policy["version"] == 4
     assert policy["args"][:2] == ["sh", "-c"] and policy["args"][3:5] == ["sh", "--token"]
     assert "[REDACTED:" in policy["args"][2] and "[REDACTED:" in policy["args"][5]
     verbatim = "sha256:" + hashlib.sha256(rfc8785.dumps(args)).hexdigest()
