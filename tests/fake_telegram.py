@@ -58,12 +58,13 @@ class FakeBotApi:
         }})  # fmt: skip
 
     def wait_sent(
-        self, match: Callable[[dict[str, Any]], bool], timeout: float = 30.0
+        self, match: Callable[[dict[str, Any]], bool], timeout: float = 30.0, start: int = 0
     ) -> dict[str, Any]:
+        """The first message sent (from the `start`-th on) that `match`es, waiting for it."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                for item in self.sent:
+                for item in self.sent[start:]:
                     if match(item):
                         return item
                 left = deadline - time.monotonic()

@@ -39,6 +39,7 @@ from alpd.rpc.dispatch import Dispatcher
 from alpd.services.channels.approvals import Approvals, PermissionAsk
 from alpd.services.channels.pairing import Pairing
 from alpd.services.context import Caller
+from alpd.services.memory.proposals import is_proposal
 from protocol import messages as m
 
 #: how many threads `/threads` lists and how many hits `/search` shows
@@ -54,7 +55,7 @@ HELP: Final = (
     "/threads — recent threads (tap one)\n/use NAME — a thread by title, id or @last\n"
     "/search WORDS — search your history\n/ps — what runs\n/recap — the thread's recap\n"
     "/stop — stop its running root\n/clear, /undo — as alp thread clear/undo\n"
-    "/inbox — handoffs waiting for you\n/more — the rest of a long answer"
+    "/inbox — handoffs and memory proposals waiting for you\n/more — the rest of a long answer"
 )
 
 
@@ -284,10 +285,12 @@ class ChatDoor:
 
     async def _inbox(self, sender: str, chat: str) -> None:
         inbox: m.InboxListResult = await self.call(sender, "inbox/list")
-        if not inbox.items:
+        if not inbox.items and not inbox.proposals:
             await self.reply(chat, "Your inbox is empty.")
         for item in inbox.items[:LIST_LIMIT]:
             await self.ask_directive(item, chats=[chat])
+        for proposal in inbox.proposals[:LIST_LIMIT]:
+            await self.ask_proposal(proposal, chats=[chat])
 
     # buttons
 
@@ -311,9 +314,13 @@ class ChatDoor:
             taken = self.approvals.decide(prompt.subject_id, "allow" if approve else "deny", by)
             verdict = ("approved" if approve else "denied") if taken else "expired"
         else:
-            method = "inbox/confirm" if approve else "inbox/dismiss"
-            await self.call(incoming.sender, method, id=prompt.subject_id)
-            verdict = "confirmed" if approve else "dismissed"
+            # the inbox's two kinds of item: a directive handoff, a run's memory proposal
+            proposal = is_proposal(prompt.subject_id)
+            dismiss = "memory/dismiss" if proposal else "inbox/dismiss"
+            await self.call(
+                incoming.sender, "inbox/confirm" if approve else dismiss, id=prompt.subject_id
+            )
+            verdict = ("remembered" if proposal else "confirmed") if approve else "dismissed"
         await self.channel.acknowledge(incoming, verdict)
         if prompt.message is not None:
             from alpd.channels.door import Sent
@@ -353,11 +360,23 @@ class ChatDoor:
         )
         return await self._ask(text, "inbox", item.id, chats or await self.chats())
 
-    async def _ask(self, text: str, subject: str, subject_id: str, chats: list[str]) -> int:
+    async def ask_proposal(self, proposal: m.MemoryProposal, chats: list[str] | None = None) -> int:
+        """A run's `remember`: Remember (`inbox/confirm`) or Dismiss (`memory/dismiss`)."""
+        text = (
+            f"🧠 remember? ({proposal.kind}, {proposal.scope}) — proposed by {proposal.origin}"
+            f"\n{proposal.text}"
+        )
+        chats = chats or await self.chats()
+        return await self._ask(text, "inbox", proposal.id, chats, ("Remember", "Dismiss"))
+
+    async def _ask(
+        self, text: str, subject: str, subject_id: str, chats: list[str],
+        labels: tuple[str, str] = ("Approve", "Deny"),
+    ) -> int:  # fmt: skip
         asked = 0
         for chat in chats:
             nonce = await self.approvals.new_prompt(self.name, chat, subject, subject_id)  # type: ignore[arg-type]
-            buttons = (Button("Approve", f"a:{nonce}"), Button("Deny", f"d:{nonce}"))
+            buttons = (Button(labels[0], f"a:{nonce}"), Button(labels[1], f"d:{nonce}"))
             head, _ = cut(text, self.channel.text_limit)
             try:
                 sent = await self.channel.send(chat, head, buttons)

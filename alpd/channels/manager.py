@@ -11,7 +11,8 @@ What goes out, besides replies (`alpd.channels.chat`):
 - `after_settle`: a root started from a chat (origin door = the channel) → its final reply
   to the sender's chat; a failed root of any door → a `failures` notice;
 - `on_report` (reports of background work: scheduled, push, sub-agent) → a `reports` notice;
-- `inbox/changed` (a directive handoff waiting) → Approve / Deny to every paired chat;
+- `inbox/changed` (a directive handoff waiting) → Approve / Deny to every paired chat; (a
+  run's memory proposal, `remember`) → Remember / Dismiss;
   `handoff/delivered` → a `handoffs` notice;
 - `ask_permission` (a run's permission request, `alpd.services.channels.approvals`) →
   Approve / Deny to every paired chat of every running channel.
@@ -283,6 +284,9 @@ class Channels:
             if changed.change == "added" and item is not None and item.directive:
                 for door in list(self.doors.values()):
                     await door.ask_directive(item)
+            elif changed.change == "added" and changed.proposal is not None:
+                for door in list(self.doors.values()):
+                    await door.ask_proposal(changed.proposal)
         elif frame.get("method") == "handoff/delivered":
             delivered = msgspec.convert(params, m.HandoffDelivered)
             item = delivered.handoff
