@@ -214,3 +214,61 @@ def test_a_call_imports_no_importlib() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        parse(argv)
+    assert exit_.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "said"),
+    [
+        (["thread", "show", "--jsn", "x"], "usage: alp thread show",
+         "alp thread show: error: unknown option '--jsn'; did you mean '--json'?"),
+        (["push", "t", "--frm", "ci"], "usage: alp push THREAD",
+         "alp push: error: unknown option '--frm'; did you mean '--from'?"),
+        (["search", "--limt", "3", "word"], "usage: alp search",
+         "unknown option '--limt'; did you mean '--limit'?"),
+        (["--jsn", "thread", "list"], "usage: alp [-h]",
+         "alp: error: unknown option '--jsn'; did you mean '--json'?"),
+        (["--titel", "x"], "usage: alp [--title T]",
+         "alp: error: unknown option '--titel'; did you mean '--title'?"),
+    ],
+)  # fmt: skip
+def test_an_unknown_option_shows_its_subcommands_usage_and_a_close_one(
+    argv: list[str], usage: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _usage_error(argv, capsys)
+    assert err.startswith(usage), err
+    assert said in err
+
+
+def test_a_mistyped_option_is_named_before_the_required_one_it_meant_to_give(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _usage_error(["schedule", "add", "t", "--evry", "1h"], capsys)
+    assert "usage: alp schedule add" in err
+    assert "unknown option '--evry'; did you mean '--every'?" in err
+    assert "required" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["thread", "continue", "t", "--prompt", "-x"], "argument --prompt: expected one"),
+        (["thread", "show", "a", "b"], "alp thread show: error: unrecognized arguments: b"),
+        (["thread", "list", "--wat"], "unknown option '--wat'\n"),  # nothing close: no guess
+    ],
+)
+def test_what_is_not_an_unknown_option_keeps_argparses_word(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert said in _usage_error(argv, capsys)
+
+
+def test_an_abbreviated_option_and_a_negative_value_are_not_unknown() -> None:
+    assert parse(["thread", "list", "--arch"]).archived is True
+    assert parse(["thread", "diff", "t", "--root", "-1"]).root == -1
