@@ -6,6 +6,7 @@ from __future__ import annotations
 from alpctl import background_render as show
 from alpctl import history_cli
 from alpctl.invocation import EXIT_OK, Invocation
+from alpctl.lists import checked_limit, emit_list, list_options
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from alpctl.command_line import Arguments
 
 KINDS = ("interactive", "push", "scheduled", "sub-agent", "temp")
+#: the most runs `activity/list` sends
+ACTIVITY_MAX = 1000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,13 +29,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--thread", metavar="THREAD", help="only this thread's runs")
     parser.add_argument("--kind", choices=KINDS, help="only runs of this kind")
-    parser.add_argument("--limit", type=int, default=200, help="at most this many (≤ 1000)")
+    list_options(parser, default=200, most=ACTIVITY_MAX)
 
 
 def run(args: Arguments, inv: Invocation) -> int:
-    params: dict[str, Any] = {"limit": args.limit}
+    params: dict[str, Any] = {"limit": checked_limit(args, ACTIVITY_MAX)}
     for key, value in (("since", args.since), ("threadId", args.thread), ("kind", args.kind)):
         if value:
             params[key] = value
-    inv.out.emit(inv.client.call("activity/list", params), show.activity)
+    result = inv.client.call("activity/list", params)
+    emit_list(inv.out, args, result, result["items"], show.activity, key="executionId",
+              limit=params["limit"], most=ACTIVITY_MAX)  # fmt: skip
     return EXIT_OK

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from alpctl.handoff_render import confirmed, handoff_line, inbox
 from alpctl.invocation import EXIT_OK, Invocation, UsageError
+from alpctl.lists import emit_list, list_options
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -32,6 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--thread", metavar="THREAD", help="list only this thread's inbox (id or title)"
     )
+    list_options(parser, default=None, most=0)
 
 
 def run(args: Arguments, inv: Invocation) -> int:
@@ -39,7 +41,9 @@ def run(args: Arguments, inv: Invocation) -> int:
         if args.id:
             raise UsageError(f"`alp inbox` lists; did you mean `alp inbox confirm {args.id}`?")
         params = {"thread": args.thread} if args.thread else {}
-        inv.out.emit(inv.client.call("inbox/list", params), inbox)
+        listed = inv.client.call("inbox/list", params)
+        items = [*listed["items"], *listed.get("proposals", [])]
+        emit_list(inv.out, args, listed, items, inbox)
         return EXIT_OK
     if not args.id:
         raise UsageError(f"which item? alp inbox {args.action} ID (`alp inbox` lists them)")

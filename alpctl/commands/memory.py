@@ -8,6 +8,7 @@ import os
 
 from alpctl import memory_render as show
 from alpctl.invocation import EXIT_OK, Invocation, UsageError
+from alpctl.lists import checked_limit, emit_list, list_options
 from alpctl.parser import actions, add
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 
 KINDS = ["fact", "convention", "preference", "lesson"]
 SCOPES = ["workspace", "global"]
+#: the most memories `memory/list` sends (protocol.messages.memory.MEMORY_LIST_MAX)
+MEMORY_LIST_MAX = 1000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     lst.add_argument("--all", action="store_true", help="every workspace's")
     lst.add_argument("--retracted", action="store_true", help="the retracted ones too")
     lst.add_argument("--query", help="only those holding every word of this")
+    list_options(lst, default=200, most=MEMORY_LIST_MAX)
     memory_id = "the memory's id (mem_…)"
     add(sub, "show", "a memory, its versions and its citation").add_argument("id", help=memory_id)
     sup = add(sub, "supersede", "a new text for a memory: supersede ID [--kind K] -- TEXT")
@@ -76,10 +80,14 @@ def run(args: Arguments, inv: Invocation) -> int:
             params["kind"] = args.kind
         emit(call("memory/promote", params), show.memory_written)
     elif action == "list":
-        params = {"cwd": os.getcwd(), "all": args.all, "retracted": args.retracted}
+        limit = checked_limit(args, MEMORY_LIST_MAX)
+        params = {"cwd": os.getcwd(), "all": args.all, "retracted": args.retracted,
+                  "limit": limit}  # fmt: skip
         if args.query:
             params["query"] = args.query
-        emit(call("memory/list", params), show.memory_list)
+        listed = call("memory/list", params)
+        emit_list(inv.out, args, listed, listed["memories"], show.memory_list, limit=limit,
+                  most=MEMORY_LIST_MAX)  # fmt: skip
     elif action == "show":
         emit(call("memory/show", {"id": args.id}), show.memory_show)
     elif action == "supersede":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from alpctl import background_render as show
 from alpctl.invocation import EXIT_OK, Invocation
+from alpctl.lists import emit_list, list_options
 from alpctl.parser import actions, add
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
@@ -53,6 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     lst = add(sub, "list", "your schedules: next fire, last result, runs, cost")
     lst.add_argument("--thread", metavar="THREAD", help="only this thread's")
+    list_options(lst, default=None, most=0)
     for name, text in (
         ("show", "one schedule"),
         ("pause", "stop firing until resumed (a fire waiting for its thread is withdrawn)"),
@@ -84,10 +86,8 @@ def run(args: Arguments, inv: Invocation) -> int:
             params["budgetUsd"] = args.budget_usd
         emit(client.call("schedule/create", params), show.schedule_detail)
     elif args.action == "list":
-        emit(
-            client.call("schedule/list", {"threadId": args.thread} if args.thread else {}),
-            show.schedule_list,
-        )
+        listed = client.call("schedule/list", {"threadId": args.thread} if args.thread else {})
+        emit_list(inv.out, args, listed, listed["schedules"], show.schedule_list)
     elif args.action == "run":
         emit(client.call("schedule/run", {"scheduleId": args.id}), show.run_result)
     elif args.action == "rm":

@@ -8,6 +8,7 @@ import os
 from alpctl import render
 from alpctl.command_line import runtime_options
 from alpctl.invocation import EXIT_OK, Invocation, UsageError
+from alpctl.lists import checked_limit, emit_list, list_options
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -22,6 +23,8 @@ _IF_REVISION = (
     "refuse (THREAD_REVISION_CONFLICT) unless the thread is at this revision (the `revision` "
     "`alp thread show` and `thread list` print; not its `context rev`)"
 )
+#: the most threads `thread/list` sends (the daemon's bound)
+THREAD_LIST_MAX = 10_000
 #: how a thread is named wherever one is taken (the daemon resolves it)
 THREAD_HELP = "the thread: its id, a unique id prefix, its exact title, or @last"
 
@@ -47,6 +50,7 @@ def _list(parser: argparse.ArgumentParser) -> None:
         choices=["open", "closed", "archived"],
         help="only threads of this status (in this workspace unless --all)",
     )
+    list_options(parser, default=200, most=THREAD_LIST_MAX)
 
 
 def _show(parser: argparse.ArgumentParser) -> None:
@@ -181,7 +185,7 @@ ACTIONS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 
 def list_params(args: Arguments, cwd: str) -> dict[str, Any]:
     """`thread/list` params: open threads here by default, widened by the flags."""
-    params: dict[str, Any] = {"cwd": cwd}
+    params: dict[str, Any] = {"cwd": cwd, "limit": checked_limit(args, THREAD_LIST_MAX)}
     if args.all:
         params["all"] = True
     if args.status:
@@ -245,7 +249,9 @@ def run(args: Arguments, inv: Invocation) -> int:
     elif action == "list":
         params = list_params(args, os.getcwd())
         result = inv.client.call("thread/list", params)
-        out.emit(result, lambda r: render.thread_list(r, params, out.tty, out.style))
+        emit_list(out, args, result, result["threads"],
+                  lambda r: render.thread_list(r, params, out.tty, out.style),
+                  limit=params["limit"], most=THREAD_LIST_MAX)  # fmt: skip
     elif action == "show":
         thread_id = args.id or os.environ.get("ALP_THREAD_ID")
         if not thread_id:

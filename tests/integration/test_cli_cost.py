@@ -39,7 +39,8 @@ EVERY_CALL = {
 COMMANDS = {
     "ping": {"alpctl.commands.ping"},
     # alpctl.clock: the one formatter of the times a person sees (stdlib `time` only)
-    "thread list": {"alpctl.commands.thread", "alpctl.render", "alpctl.clock"},
+    # alpctl.lists: -q and --limit of every long list (sys and alpctl.invocation only)
+    "thread list": {"alpctl.commands.thread", "alpctl.render", "alpctl.clock", "alpctl.lists"},
     "search": {"alpctl.commands.search", "alpctl.history_cli", "alpctl.render", "alpctl.clock"},
 }
 

@@ -51,3 +51,47 @@ def test_many_threads_are_still_one_write(monkeypatch: pytest.MonkeyPatch) -> No
     Output(as_json=True).emit({"threads": threads}, "unused for --json")
     assert len(stdout.writes) == 1
     assert "é" in stdout.writes[0]
+
+
+def _listed(
+    as_json: bool, quiet: bool, items: list[dict[str, Any]], limit: int, most: int,
+    capsys: pytest.CaptureFixture[str],
+) -> tuple[str, str]:  # fmt: skip
+    from alpctl.command_line import Arguments
+    from alpctl.lists import emit_list
+
+    result = {"threads": items}
+    emit_list(Output(as_json), Arguments(quiet=quiet), result, items,
+              lambda r: f"{len(r['threads'])} rows", limit=limit, most=most)  # fmt: skip
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def test_a_quiet_list_is_its_ids_and_json_wins_over_it(capsys: pytest.CaptureFixture[str]) -> None:
+    items = [{"id": "thread_a"}, {"id": "thread_b"}]
+    assert _listed(False, True, items, 2, 10, capsys) == ("thread_a\nthread_b\n", "")
+    assert _listed(False, True, [], 2, 10, capsys) == ("", "")
+    out, err = _listed(True, True, items, 2, 10, capsys)
+    assert json.loads(out) == {"threads": items} and err == ""
+
+
+@given(st.integers(1, 50), st.integers(0, 60), st.integers(1, 100))
+def test_a_list_at_its_limit_says_so_on_stderr(limit: int, count: int, most: int) -> None:
+    import contextlib
+    import io
+
+    from alpctl.command_line import Arguments
+    from alpctl.lists import emit_list
+
+    out, err = io.StringIO(), io.StringIO()
+    items = [{"id": str(i)} for i in range(count)]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        emit_list(Output(False), Arguments(quiet=False), {}, items, lambda r: "the list",
+                  limit=limit, most=max(most, limit))  # fmt: skip
+    assert out.getvalue() == "the list\n"
+    if count < limit:
+        assert err.getvalue() == ""
+    elif limit < max(most, limit):
+        assert f"`--limit {min(limit * 2, most)}` shows more" in err.getvalue()
+    else:
+        assert "a narrower filter shows more" in err.getvalue()
