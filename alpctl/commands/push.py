@@ -22,7 +22,9 @@ The text follows `--`, or comes on stdin when there is none:
 An idle thread is woken by a headless `push` run whose prompt is the text under a one-line
 envelope naming LABEL (the agent reads it as information, not as your instructions); a busy
 thread queues it, and everything queued is delivered as one round when the running root
-settles. The run reports into the thread (`alp thread show`); --notify also announces it."""
+settles. The run reports into the thread (`alp thread show`); --notify also announces it.
+It runs the thread's last agent unless --agent names one; a thread where nothing ran yet
+has none, so its first push needs --agent."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +37,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--from", dest="source", required=True, metavar="LABEL",
         help="who is pushing, a short name shown to the agent (ci, disk-alert, webhook:github)",
     )  # fmt: skip
-    parser.add_argument("--agent", help="the agent to run (default: the thread's last root's)")
+    parser.add_argument(
+        "--agent",
+        help="the agent to run (default: the thread's last root's; needed where none ran yet)",
+    )
     parser.add_argument(
         "--notify", action="store_true",
         help="announce the run's report (thread/report event, desktop notification)",

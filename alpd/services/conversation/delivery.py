@@ -74,6 +74,7 @@ from alpd.services.conversation.wake import (
     agent_for_thread,
     open_background_root,
     prepare_background_root,
+    require_thread_agent,
 )
 from alpd.services.runs.executions import Executions
 from alpd.store.conversation.delivery import (
@@ -378,6 +379,8 @@ async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -
     if not params.text.strip():
         raise InvalidArgument("nothing to push: the text is empty")
     guard = await service.push_guard(caller, params.thread_id) if service.push_guard else None
+    if params.agent is None:
+        await require_thread_agent(service.ex, params.thread_id, caller)
     submitted = await service.submit(
         Submission(
             thread_id=params.thread_id,

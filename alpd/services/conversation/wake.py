@@ -7,7 +7,8 @@ belongs to the thread's owner and runs headless under alpd.
 Where it runs: in the thread's workspace, written once when its owner created the thread —
 never where the last root ran: a root a person ran elsewhere (`--cwd`) moves no later run
 (`alpd/services/runs/defaults.py`). Which agent: the one asked for, else the last root's agent,
-else the default agent (`agent_for_thread`). The agent's own definition still decides what
+else the default agent (`agent_for_thread`) — except for a person's push, which names one
+where no root ran yet (`require_thread_agent`). The agent's own definition still decides what
 the run may do; nothing here widens it. Its limits: a scheduled fire's are its schedule's
 (`alp schedule add --timeout --budget-usd`), else the agent's.
 """
@@ -17,12 +18,13 @@ from __future__ import annotations
 import os
 
 from alpd.domain.runs.policy import Origin, SessionKind
-from alpd.errors import KindNotAllowed, ThreadClosed, ThreadNotFound
+from alpd.errors import InvalidArgument, KindNotAllowed, ThreadClosed, ThreadNotFound
 from alpd.services.context import Caller
 from alpd.services.runs.executions import DEFAULT_AGENT, Executions
 from alpd.services.runs.reserve import InUnit, Prepared
 from alpd.services.threads.lifecycle import check_owner
 from alpd.store.conversation.delivery import (
+    ThreadState,
     last_root_agent,
     thread_state,
     thread_workspace,
@@ -64,6 +66,42 @@ async def agent_for_thread(ex: Executions, thread_id: str, agent: str | None) ->
     return last if last is not None else DEFAULT_AGENT
 
 
+async def _open_thread(ex: Executions, thread_id: str, requested_by: Caller | None) -> ThreadState:
+    """The thread, if it exists, is `requested_by`'s (when given) and open; else the error."""
+    thread = await thread_state(ex.d.store, thread_id)
+    if thread is None:
+        raise ThreadNotFound(
+            f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
+        )
+    if requested_by is not None:
+        check_owner(thread, requested_by)
+    if thread.status != "open":
+        raise ThreadClosed(
+            f"thread {thread_id} is {thread.status}; nothing can run in it any more",
+            threadId=thread_id,
+        )
+    return thread
+
+
+async def require_thread_agent(ex: Executions, thread_id: str, requested_by: Caller) -> None:
+    """INVALID_ARGUMENT naming `--agent` when a push names no agent and the thread has none
+    to give (no root ran in it yet): alp will not pick one for a person's first run there
+    (it was the default agent, a paid Claude run nobody chose). The thread's own errors
+    (not found, not the caller's, closed) come first."""
+    await _open_thread(ex, thread_id, requested_by)
+    if await last_root_agent(ex.d.store, thread_id) is not None:
+        return
+    known = sorted(ex.agents.agents)
+    raise InvalidArgument(
+        f"thread {thread_id} has no agent yet (no root has run in it): name the one to run, "
+        f"`alp push THREAD --from LABEL --agent NAME -- TEXT` (agents: {', '.join(known)}), or "
+        "start the thread once with `alp thread continue`",
+        field="agent",
+        threadId=thread_id,
+        knownAgents=known,
+    )
+
+
 async def _run_directory(ex: Executions, thread_id: str) -> str:
     workspace = await thread_workspace(ex.d.store, thread_id)
     return workspace if workspace is not None else "/"
@@ -84,18 +122,7 @@ async def prepare_background_root(
     PERMISSION_DENIED for a `requested_by` who is not the owner, THREAD_CLOSED,
     AGENT_NOT_FOUND, RUNTIME_UNAVAILABLE, INVALID_ARGUMENT …) before anything is written.
     `limits` (seconds, USD): the root's own; None: a scheduled origin's schedule's."""
-    thread = await thread_state(ex.d.store, thread_id)
-    if thread is None:
-        raise ThreadNotFound(
-            f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id
-        )
-    if requested_by is not None:
-        check_owner(thread, requested_by)
-    if thread.status != "open":
-        raise ThreadClosed(
-            f"thread {thread_id} is {thread.status}; nothing can run in it any more",
-            threadId=thread_id,
-        )
+    thread = await _open_thread(ex, thread_id, requested_by)
     caller = owner_caller(thread.owner_uid)
     if limits is None and origin.schedule_id is not None:
         limits = await schedule_limits(ex.d.store, origin.schedule_id)
@@ -146,4 +173,5 @@ __all__ = [
     "owner_caller",
     "prepare_background_root",
     "refuse_claimed_kind",
+    "require_thread_agent",
 ]

@@ -259,3 +259,39 @@ def test_a_pushed_body_cannot_forge_an_envelope_line_in_the_prompt(
         ">",
         "> \\[alp · anything",
     ]
+
+
+def test_a_push_to_a_thread_with_no_agent_yet_says_to_pass_agent(
+    d: DaemonProcess, work: Path
+) -> None:
+    thread = d.call("thread/create", {"title": "fresh", "cwd": str(work)})
+    assert isinstance(thread, dict)
+    refused = d.cli("push", "fresh", "--from", "ci", "--", "main is red", cwd=str(work))
+    assert refused.returncode == 1
+    assert "INVALID_ARGUMENT" in refused.stderr and "has no agent yet" in refused.stderr
+    assert "--agent NAME" in refused.stderr and "watch" in refused.stderr  # the agents known
+    with pytest.raises(RpcError) as error:
+        push(d, thread["id"], "x")
+    assert error.value.data["field"] == "agent" and "watch" in error.value.data["knownAgents"]
+    # nothing was stored or started: no root, no delivery waiting
+    assert roots(d, thread["id"]) == []
+    shown: Any = d.call("thread/show", {"threadId": thread["id"]})
+    assert shown["thread"]["revision"] == 1
+    # the thread's own errors come first
+    with pytest.raises(RpcError) as missing:
+        push(d, "thread_nope", "x")
+    assert missing.value.name == "THREAD_NOT_FOUND"
+    # with --agent it wakes the thread; later pushes take that agent
+    woke = d.cli("push", "fresh", "--from", "ci", "--agent", "watch", "--", "x", cwd=str(work))
+    assert woke.returncode == 0, woke.stderr
+    wait_for(lambda: all_settled(d, thread["id"]))
+    again = push(d, thread["id"], "y")
+    assert again["status"] == "started" and again["execution"]["agent"] == "watch"
+    wait_for(lambda: all_settled(d, thread["id"]))
+    d.call("thread/close", {"threadId": thread["id"]})
+    other = d.call("thread/create", {"title": "other", "cwd": str(work)})
+    assert isinstance(other, dict)
+    d.call("thread/close", {"threadId": other["id"]})
+    with pytest.raises(RpcError) as closed:
+        push(d, other["id"], "x")
+    assert closed.value.name == "THREAD_CLOSED"
