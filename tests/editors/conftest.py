@@ -89,3 +89,48 @@ def _search_hits(daemon: DaemonProcess, query: str) -> list[object]:
 
 
 DECISION = "keep the ledger in sqlite"
+
+
+FIXTURES = REPO / "tests" / "fixtures" / "runtimes"
+#: an imported Claude Code session of tests/fixtures/runtimes: prompts, replies, tool calls
+CLAUDE_SESSION = "4a3bca85-6ad3-4d20-b8bb-637e07fbaa03"
+MEMORY = "prices are stored in cents"
+
+
+@dataclass
+class ViewsDaemon:
+    """A real alpd for the transcript, memory and diff views: a thread whose root pinned a
+    decision, changed `a.txt` and created `b.txt` (file checkpoints before and after), a
+    memory of its workspace, and a thread adopted from an imported Claude Code session."""
+
+    daemon: DaemonProcess
+    work: Path
+    thread_id: str
+    execution_id: str
+    adopted_id: str
+    memory_id: str
+
+
+@pytest.fixture
+def views(tmp_path: Path) -> Iterator[ViewsDaemon]:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("one\n")
+    with running_daemon(tmp_path) as daemon:
+        script = f"alp context pin decision -- {DECISION} && echo two >> a.txt && echo new > b.txt"
+        done = daemon.cli(
+            "--title", "planning the ledger", "--runtime", "command", "--headless", "--wait",
+            "--json", "--", "sh", "-c", script, cwd=str(work),
+        )  # fmt: skip
+        assert done.returncode == 0, (done.stdout, done.stderr, daemon.log_text())
+        result = json.loads(done.stdout)
+        sessions = tmp_path / "claude-sessions"
+        shutil.copytree(FIXTURES / "claude", sessions)
+        daemon.call("history/import", {"runtime": "claude", "path": str(sessions)})
+        adopted = daemon.call("thread/adopt", {"sessionId": CLAUDE_SESSION})
+        memory = daemon.call("memory/add", {"text": MEMORY, "cwd": str(work)})
+        assert isinstance(adopted, dict) and isinstance(memory, dict)
+        yield ViewsDaemon(
+            daemon, work, result["thread"]["id"], result["execution"]["id"],
+            adopted["threadId"], memory["id"],
+        )  # fmt: skip

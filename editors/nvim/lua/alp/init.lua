@@ -1,11 +1,16 @@
 -- alp in Neovim: threads of this workspace, a thread view, history search in the quickfix
 -- list, continuing a thread in a terminal split, and live updates (events/subscribe).
 --
--- Buffers are named alp://threads and alp://thread/<id>; opening either name (from the
--- quickfix list, :edit, a session) renders it. Every view is read-only and redrawn from the
--- daemon; nothing is cached beyond the buffer text.
+-- Buffers are named alp://threads, alp://thread/<id>, alp://log/<id> (the transcript),
+-- alp://memory, alp://memory/<id>, alp://memory-review and alp://diff/<thread>[/<N>];
+-- opening a name (from the quickfix list, :edit, a session) renders it. Every view is
+-- read-only and redrawn from the daemon; nothing is cached beyond the buffer text (and a
+-- transcript's pages read so far).
 local rpc = require("alp.rpc")
 local render = require("alp.render")
+local transcript = require("alp.transcript")
+local memory = require("alp.memory")
+local diff = require("alp.diff")
 
 local M = {}
 
@@ -16,6 +21,8 @@ M.config = {
   socket = nil,
   --- :AlpSearch's mode when none is given: "hybrid", "keyword", "meaning" (nil: hybrid)
   search_mode = nil,
+  --- the memory review lists memories not confirmed for this many days
+  memory_review_days = 90,
 }
 
 local state = {
@@ -78,6 +85,14 @@ function M.call(method, params, report)
   return result
 end
 
+--- a JSON null (vim.NIL) as nil
+local function value(x)
+  if x == vim.NIL then
+    return nil
+  end
+  return x
+end
+
 local function fill(buf, lines)
   -- a buffer line cannot hold a line break: render keeps them out, and this makes sure
   local flat = {}
@@ -114,6 +129,90 @@ local function thread_under_cursor(buf)
   return id ~= false and id or nil
 end
 
+--- The transcript views' state, by buffer (alp://log/<thread>).
+local logs = {}
+
+--- Whether the window shows the last line of `buf` (a transcript then follows its end).
+local function at_end(buf)
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    return false, nil
+  end
+  return vim.api.nvim_win_get_cursor(win)[1] >= vim.api.nvim_buf_line_count(buf), win
+end
+
+local function draw_log(buf)
+  local view = logs[buf]
+  local follow, win = at_end(buf)
+  local keep = win ~= -1 and win and vim.api.nvim_win_get_cursor(win)
+  local before = vim.api.nvim_buf_line_count(buf)
+  fill(buf, transcript.view_lines(view))
+  if win then
+    local count = vim.api.nvim_buf_line_count(buf)
+    if follow then
+      vim.api.nvim_win_set_cursor(win, { count, 0 })
+    elseif keep and view.shifted then
+      -- older items went on top: stay on the same item
+      vim.api.nvim_win_set_cursor(win, { math.min(keep[1] + count - before, count), 0 })
+    end
+  end
+  view.shifted = false
+end
+
+--- Read what follows the transcript's last page (at most CATCH_UP_PAGES pages).
+local function catch_up(buf, report)
+  local view = logs[buf]
+  if not view.next then
+    return M.refresh(buf, { background = report ~= nil })
+  end
+  for _ = 1, transcript.CATCH_UP_PAGES do
+    local page = M.call("thread/transcript", { threadId = view.thread, after = view.next, limit = transcript.PAGE, full = view.full }, report)
+    if not page then
+      return false
+    end
+    if not transcript.take_newer(view, page) then
+      break
+    end
+  end
+  draw_log(buf)
+  return true
+end
+
+--- The older page of a transcript, above what it shows.
+function M.log_older(buf)
+  local view = logs[buf or vim.api.nvim_get_current_buf()]
+  if not view or not view.more_before then
+    vim.notify("alp: this is the start of the thread")
+    return false
+  end
+  buf = buf or vim.api.nvim_get_current_buf()
+  local page = M.call("thread/transcript", { threadId = view.thread, before = view.previous, limit = transcript.PAGE, full = view.full })
+  if not page then
+    return false
+  end
+  transcript.take_older(view, page)
+  view.shifted = true
+  draw_log(buf)
+  return true
+end
+
+local function refresh_log(buf, thread, report)
+  logs[buf] = logs[buf] or transcript.new_view(thread)
+  local view = logs[buf]
+  local page = M.call("thread/transcript", { threadId = thread, limit = transcript.PAGE, full = view.full }, report)
+  if not page then
+    return nil
+  end
+  transcript.take_newest(view, page)
+  vim.b[buf].alp_thread = thread
+  draw_log(buf)
+  local win = vim.fn.bufwinid(buf)
+  if win ~= -1 then
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
+  end
+  return page
+end
+
 --- Render the alp:// buffer `buf` from the daemon. `opts.background`: nobody asked for this
 --- refresh just now (a live update), so an error is reported once, not at every event.
 function M.refresh(buf, opts)
@@ -129,12 +228,50 @@ function M.refresh(buf, opts)
       vim.b[buf].alp_ids = ids
       fill(buf, lines)
     end
+  elseif name:match("^alp://log/") then
+    result = refresh_log(buf, name:match("^alp://log/(.+)$"), report)
+  elseif name:match("^alp://memory$") then
+    local workspace = vim.b[buf].alp_workspace or vim.fn.getcwd()
+    result = M.call("memory/list", { cwd = workspace }, report)
+    if result then
+      local lines, ids = memory.list_lines(result, workspace)
+      vim.b[buf].alp_workspace = workspace
+      vim.b[buf].alp_memory_ids = ids
+      fill(buf, lines)
+    end
+  elseif name:match("^alp://memory%-review$") then
+    local workspace = vim.b[buf].alp_workspace or vim.fn.getcwd()
+    result = M.call("memory/review", { cwd = workspace, days = M.config.memory_review_days }, report)
+    if result then
+      local lines, ids = memory.review_lines(result, M.config.memory_review_days)
+      vim.b[buf].alp_workspace = workspace
+      vim.b[buf].alp_memory_ids = ids
+      fill(buf, lines)
+    end
+  elseif name:match("^alp://memory/") then
+    local id = name:match("^alp://memory/(.+)$")
+    result = M.call("memory/show", { id = id }, report)
+    if result then
+      vim.b[buf].alp_memory = id
+      fill(buf, memory.show_lines(result))
+    end
+  elseif name:match("^alp://diff/") then
+    local thread, root = name:match("^alp://diff/([^/]+)/(%d+)$")
+    thread = thread or name:match("^alp://diff/([^/]+)$")
+    result = thread and M.call("thread/diff", { threadId = thread, root = root and tonumber(root) or nil }, report)
+    if result then
+      vim.b[buf].alp_thread = thread
+      vim.b[buf].alp_diff_root = value(result.root) or false
+      fill(buf, diff.diff_lines(result))
+    end
   else
     local id = name:match("^alp://thread/(.+)$")
     result = id and M.call("thread/show", { threadId = id }, report)
     if result then
       vim.b[buf].alp_thread = id
-      fill(buf, render.thread_view(result))
+      local lines, pins = render.thread_view(result)
+      vim.b[buf].alp_pins = pins
+      fill(buf, lines)
     end
   end
   if report and result then
@@ -143,27 +280,277 @@ function M.refresh(buf, opts)
   return result ~= nil
 end
 
+local function memory_under_cursor(buf)
+  local ids = vim.b[buf].alp_memory_ids or {}
+  local id = ids[vim.api.nvim_win_get_cursor(0)[1]]
+  return (id ~= false and id) or vim.b[buf].alp_memory or nil
+end
+
 --- Called for alp://… buffers being read (BufReadCmd).
 function M.read(buf)
   scratch(buf)
+  local name = vim.api.nvim_buf_get_name(buf)
   local opts = { buffer = buf, silent = true, nowait = true }
-  vim.keymap.set("n", "r", function()
+  local function map(key, fn)
+    vim.keymap.set("n", key, fn, opts)
+  end
+  map("r", function()
     M.refresh(buf)
-  end, opts)
-  vim.keymap.set("n", "c", function()
-    local id = vim.b[buf].alp_thread or thread_under_cursor(buf)
-    if id then
-      M.continue(id)
-    end
-  end, opts)
-  vim.keymap.set("n", "<CR>", function()
-    local id = thread_under_cursor(buf)
-    if id then
-      M.show(id)
-    end
-  end, opts)
+  end)
+  if name:match("^alp://log/") then
+    map("o", function()
+      M.log_older(buf)
+    end)
+    map("F", function()
+      local view = logs[buf]
+      if view then
+        view.full = not view.full
+        M.refresh(buf)
+      end
+    end)
+  elseif name:match("^alp://memory") then
+    map("<CR>", function()
+      local id = memory_under_cursor(buf)
+      if id then
+        M.memory_show(id)
+      end
+    end)
+    map("a", function()
+      M.memory_add()
+    end)
+    map("s", function()
+      local id = memory_under_cursor(buf)
+      if id then
+        M.memory_supersede(id)
+      end
+    end)
+    map("x", function()
+      local id = memory_under_cursor(buf)
+      if id then
+        M.memory_retract(id)
+      end
+    end)
+    map("c", function()
+      local id = memory_under_cursor(buf)
+      if id then
+        M.memory_confirm(id)
+      end
+    end)
+    map("R", function()
+      M.memory_review()
+    end)
+  elseif name:match("^alp://diff/") then
+    vim.api.nvim_buf_set_option(buf, "filetype", "diff")
+    map("U", function()
+      local root = vim.b[buf].alp_diff_root
+      M.restore(vim.b[buf].alp_thread, root ~= false and root or nil)
+    end)
+  else
+    map("c", function()
+      local id = vim.b[buf].alp_thread or thread_under_cursor(buf)
+      if id then
+        M.continue(id)
+      end
+    end)
+    map("<CR>", function()
+      local id = thread_under_cursor(buf)
+      if id then
+        M.show(id)
+      end
+    end)
+    map("l", function()
+      local id = vim.b[buf].alp_thread or thread_under_cursor(buf)
+      if id then
+        M.log(id)
+      end
+    end)
+    map("d", function()
+      local id = vim.b[buf].alp_thread or thread_under_cursor(buf)
+      if id then
+        M.diff(id)
+      end
+    end)
+    map("m", function()
+      local pins = vim.b[buf].alp_pins or {}
+      local pin = pins[vim.api.nvim_win_get_cursor(0)[1]]
+      if vim.b[buf].alp_thread and pin then
+        M.memory_promote(vim.b[buf].alp_thread, pin)
+      else
+        notify_error("put the cursor on a pinned line of the context to make it a memory")
+      end
+    end)
+  end
   M.refresh(buf)
   M.follow()
+end
+
+local function ask(what)
+  local answer = vim.fn.input(what)
+  return answer ~= "" and answer or nil
+end
+
+local function yes(question)
+  return vim.fn.confirm(question, "&Yes\n&No", 2) == 1
+end
+
+--- Redraw the open memory buffers (after an action changed a memory).
+local function refresh_memory()
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.api.nvim_buf_get_name(buf):match("^alp://memory") then
+      M.refresh(buf)
+    end
+  end
+end
+
+--- A thread's transcript (`thread/transcript`): the newest page, older ones with `o`.
+function M.log(id)
+  id = (id and id ~= "") and id or vim.env.ALP_THREAD_ID
+  if not id or id == "" then
+    notify_error("which thread? :AlpLog ID")
+    return nil
+  end
+  return open_named("alp://log/" .. id)
+end
+
+--- The memories of this workspace and the global ones.
+function M.memory_list()
+  return open_named("alp://memory")
+end
+
+function M.memory_show(id)
+  return open_named("alp://memory/" .. id)
+end
+
+function M.memory_review()
+  return open_named("alp://memory-review")
+end
+
+--- `memory/add`: `args` as :AlpMemoryAdd takes them; none: asked for.
+function M.memory_add(args)
+  if not args or vim.trim(args) == "" then
+    args = ask("Remember (fact of this workspace; --scope global, --kind K first): ")
+    if not args then
+      return nil
+    end
+  end
+  local params, why = memory.parse_add(args)
+  if not params then
+    notify_error(why)
+    return nil
+  end
+  params.cwd = vim.fn.getcwd()
+  local added = M.call("memory/add", params)
+  if added then
+    vim.notify(("alp: remembered %s (%s, %s)"):format(added.id, added.kind, added.scope))
+    refresh_memory()
+  end
+  return added
+end
+
+--- `memory/promote`: a pinned line of a thread (its id, or its number) becomes a memory.
+function M.memory_promote(thread, pin, scope)
+  local promoted = M.call("memory/promote", { thread = thread, pin = tostring(pin), scope = scope })
+  if promoted then
+    vim.notify(("alp: remembered %s from the pin: %s"):format(promoted.id, render.oneline(promoted.text)))
+    refresh_memory()
+  end
+  return promoted
+end
+
+function M.memory_supersede(id, text)
+  text = text or ask("New text of " .. id .. ": ")
+  if not text then
+    return nil
+  end
+  local memory_now = M.call("memory/supersede", { id = id, text = text })
+  if memory_now then
+    vim.notify(("alp: %s is now version %d"):format(id, memory_now.version))
+    refresh_memory()
+  end
+  return memory_now
+end
+
+function M.memory_retract(id)
+  if not yes(("Retract %s? It never reaches a run again."):format(id)) then
+    return nil
+  end
+  local retracted = M.call("memory/retract", { id = id })
+  if retracted then
+    vim.notify(("alp: retracted %s"):format(id))
+    refresh_memory()
+  end
+  return retracted
+end
+
+--- Still true: a new version confirmed now (`memory/review` with `confirm`).
+function M.memory_confirm(id)
+  local result = M.call("memory/review", { cwd = vim.fn.getcwd(), confirm = { id } })
+  if result then
+    vim.notify(("alp: confirmed %s"):format(id))
+    refresh_memory()
+  end
+  return result
+end
+
+--- What a root changed in the files (`thread/diff`); default: the last step.
+function M.diff(thread, root)
+  thread = (thread and thread ~= "") and thread or vim.env.ALP_THREAD_ID
+  if not thread or thread == "" then
+    notify_error("which thread? :AlpDiff ID [ROOT]")
+    return nil
+  end
+  return open_named("alp://diff/" .. thread .. (root and ("/" .. root) or ""))
+end
+
+local function redraw_thread(thread)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(buf)
+    if vim.api.nvim_buf_is_loaded(buf) and (name:match("^alp://diff/" .. vim.pesc(thread)) or name == "alp://thread/" .. thread) then
+      M.refresh(buf)
+    end
+  end
+end
+
+--- Put the workspace's files back to before root `root` (nil: undo the last step, a
+--- restore included — `alp thread undo --files`). What it will change is asked first; if
+--- the files changed since, asked again before forcing. Returns the restore's result.
+function M.restore(thread, root, force)
+  if not thread or thread == "" then
+    notify_error("which thread? :AlpRestore ID [ROOT]")
+    return nil
+  end
+  local c = client()
+  if not c then
+    return nil
+  end
+  -- a dry run first (what it will change is asked about); one refused because the files
+  -- changed since is asked about again, and then forced
+  local params = { threadId = thread, root = root, dryRun = true, force = force or false }
+  local dry, err = c:request_sync("thread/restore", params)
+  if err and type(err.data) == "table" and err.data.name == "WORKSPACE_CHANGED" and not params.force then
+    if not yes(rpc.describe(err) .. "\n\nRestore anyway? Those changes are lost (but checkpointed: undo brings them back).") then
+      return nil
+    end
+    params.force = true
+    dry, err = c:request_sync("thread/restore", params)
+  end
+  if err then
+    notify_error(rpc.describe(err))
+    return nil
+  end
+  if not yes(diff.restore_question(dry)) then
+    return nil
+  end
+  params.dryRun = false
+  local done
+  done, err = c:request_sync("thread/restore", params)
+  if err then
+    notify_error(rpc.describe(err))
+    return nil
+  end
+  vim.notify(("alp: restored %d files to before step %s; :AlpUndoFiles %s takes it back"):format(#done.changes, done.undone, thread))
+  redraw_thread(thread)
+  return done
 end
 
 --- The threads of the current workspace (the git toplevel of the cwd, as the CLI).
@@ -186,13 +573,6 @@ end
 --- (by keyword and by meaning, fused), "keyword" or "meaning"; nil: `config.search_mode`,
 --- else the daemon's default (hybrid). When the meaning index cannot answer, hybrid answers
 --- by keyword and the daemon's notice is shown; "meaning" is then an error.
---- a JSON null (vim.NIL) as nil
-local function value(x)
-  if x == vim.NIL then
-    return nil
-  end
-  return x
-end
 
 function M.search(query, mode)
   local params = { query = query, limit = 100 }
@@ -248,17 +628,24 @@ function M.continue(id, extra)
   return job
 end
 
---- Redraw every open alp buffer (`thread_id`: only the list and that thread's view).
+--- Redraw every open alp buffer (`thread_id`: only the list and that thread's views): a
+--- transcript reads what follows its last page.
 local function refresh_open(thread_id)
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) then
       local name = vim.api.nvim_buf_get_name(buf)
-      local wanted = name == "alp://threads"
-        or (name:match("^alp://thread/") and (thread_id == nil or name == "alp://thread/" .. thread_id))
+      local of = name:match("^alp://thread/(.+)$") or name:match("^alp://log/(.+)$")
+        or name:match("^alp://diff/([^/]+)")
+      local wanted = name == "alp://threads" or (of ~= nil and (thread_id == nil or of == thread_id))
       if wanted then
         -- whatever goes wrong is reported once (not at every event) and never raised into
         -- the editor from a live update
-        local ok, err = pcall(M.refresh, buf, { background = true })
+        local ok, err
+        if logs[buf] and name:match("^alp://log/") then
+          ok, err = pcall(catch_up, buf, notify_background)
+        else
+          ok, err = pcall(M.refresh, buf, { background = true })
+        end
         if not ok then
           notify_background(tostring(err))
         end
@@ -267,7 +654,33 @@ local function refresh_open(thread_id)
   end
 end
 
+--- A `thread/transcript` notification: its items go to the open transcripts of its thread.
+local function on_transcript(params)
+  for buf, view in pairs(logs) do
+    if not vim.api.nvim_buf_is_valid(buf) then
+      logs[buf] = nil
+    elseif view.thread == params.threadId then
+      local ok, err = pcall(function()
+        transcript.take_live(view, params)
+        draw_log(buf)
+      end)
+      if not ok then
+        notify_background(tostring(err))
+      end
+    end
+  end
+end
+
+--- The events the live connection subscribes to.
+M.EVENTS = { "thread/changed", "execution/changed", "thread/transcript" }
+
 local function on_event(method, params)
+  if method == "thread/transcript" and type(params) == "table" then
+    on_transcript(params)
+    M.last_event = { method = method, params = params }
+    pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "AlpEvent", modeline = false })
+    return
+  end
   local thread = type(params) == "table" and (params.thread or params.execution) or nil
   local thread_id = nil
   if type(thread) == "table" then
@@ -280,10 +693,13 @@ local function on_event(method, params)
   pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "AlpEvent", modeline = false })
 end
 
+--- Feed a notification as if the live connection had brought it (for tests).
+M._on_event = on_event
+
 local schedule_reconnect
 
 local function subscribe(c, done)
-  c:request("events/subscribe", { events = { "thread/changed", "execution/changed" } }, function(err, result)
+  c:request("events/subscribe", { events = M.EVENTS }, function(err, result)
     if err then
       c.on_close = nil
       c:close()
@@ -382,9 +798,7 @@ function M.follow()
     return nil
   end
   state.events = c
-  local result, failure = c:request_sync("events/subscribe", {
-    events = { "thread/changed", "execution/changed" },
-  })
+  local result, failure = c:request_sync("events/subscribe", { events = M.EVENTS })
   if failure then
     notify_error(rpc.describe(failure))
     state.events = nil

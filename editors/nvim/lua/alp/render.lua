@@ -1,4 +1,6 @@
 -- Lines of text for alp's buffers, from the daemon's results (pure: no Neovim state).
+local clock = require("alp.clock")
+
 local M = {}
 
 local function value(x)
@@ -69,7 +71,7 @@ function M.thread_list(threads, workspace)
     table.insert(ids, thread.id)
   end
   table.insert(lines, "")
-  table.insert(lines, "<CR> show   c continue in a terminal   r refresh   (● = a run is in progress)")
+  table.insert(lines, "<CR> show   l transcript   d diff   c continue in a terminal   r refresh   (● = a run is in progress)")
   table.insert(ids, false)
   table.insert(ids, false)
   return lines, ids
@@ -83,8 +85,9 @@ local SECTIONS = {
   { "nextActions", "Next actions" },
 }
 
+--- The context's lines, and per line index (from 1) the id of the pin it starts.
 local function context_lines(snapshot)
-  local lines = {}
+  local lines, pins = {}, {}
   for _, section in ipairs(SECTIONS) do
     local entries = value(snapshot[section[1]])
     if entries ~= nil and entries.text ~= nil then
@@ -95,6 +98,7 @@ local function context_lines(snapshot)
       for _, line in ipairs(entries) do
         -- a multi-line pin: its first line carries the source, the others are indented under it
         local source = ("  [%s]"):format(M.oneline(value(line.sourceExecutionId) or "?"))
+        pins[#lines + 1] = value(line.id) or false
         block(lines, "    - ", 6, value(line.text) or "", source)
       end
     end
@@ -102,7 +106,7 @@ local function context_lines(snapshot)
   if #lines == 0 then
     table.insert(lines, "  (empty: nothing pinned yet)")
   end
-  return lines
+  return lines, pins
 end
 
 local function root_line(root)
@@ -112,7 +116,7 @@ local function root_line(root)
     M.oneline(root.agent),
     M.oneline(root.kind),
     M.oneline(value(root.outcome) or root.status),
-    M.oneline(value(root.startedAt) or root.createdAt),
+    clock.local_time(value(root.startedAt) or root.createdAt),
     M.oneline(root.id)
   )
 end
@@ -150,6 +154,7 @@ local function gist_lines(show)
 end
 
 --- The thread view: header, gist, roots timeline, context with each line's source.
+--- Returns its lines and, by line number, the id of the pin that line starts.
 function M.thread_view(show)
   local thread, context = show.thread, show.context
   local lines = {
@@ -173,10 +178,18 @@ function M.thread_view(show)
   end
   table.insert(lines, "")
   table.insert(lines, ("Context rev %d  %s"):format(context.revision, M.oneline(context.digest)))
-  vim.list_extend(lines, context_lines(context.snapshot))
+  local context_at = #lines
+  local pinned, pins_in = context_lines(context.snapshot)
+  vim.list_extend(lines, pinned)
   table.insert(lines, "")
   table.insert(lines, ("History: %s, %d entries"):format(M.oneline(show.history.level), value(show.history.entries) or 0))
-  return lines
+  table.insert(lines, "l transcript   d diff of the last root   m make the pin under the cursor a memory   c continue   r refresh")
+  -- a list (false where no pin starts): a buffer variable holds a list, not a sparse table
+  local pins = {}
+  for i = 1, #lines do
+    pins[i] = pins_in[i - context_at] or false
+  end
+  return lines, pins
 end
 
 --- Quickfix items for search hits: each opens the hit's thread view.
