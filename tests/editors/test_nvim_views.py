@@ -44,7 +44,12 @@ def drive(
     steps = Path(env["ALP_NVIM_STEPS"])
     steps.mkdir()
     argv = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={NVIM_PLUGIN}"]
-    argv += ["--cmd", "runtime plugin/alp.lua", "-c", f"luafile {REPO / 'tests' / 'editors' / check}"]
+    argv += [
+        "--cmd",
+        "runtime plugin/alp.lua",
+        "-c",
+        f"luafile {REPO / 'tests' / 'editors' / check}",
+    ]
     stderr_path = steps.parent / "nvim.stderr"
     with stderr_path.open("wb") as stderr:
         process = subprocess.Popen(
@@ -106,9 +111,14 @@ def test_transcript_memory_and_diff_views_in_nvim(
         "forced": files("forced"),
         "continue": lambda: daemon.call(
             "thread/continue",
-            {"threadId": thread, "runtime": "command", "headless": True, "prompt": "go",
-             "args": ["echo", "continued"]},
-        ),  # fmt: skip
+            {
+                "threadId": thread,
+                "runtime": "command",
+                "headless": True,
+                "prompt": "go",
+                "args": ["echo", "continued"],
+            },
+        ),
     }
     report = drive(nvim, "nvim_views_check.lua", env, work, actions)
     assert report["ok"], (report.get("error"), report["stderr"])
@@ -203,10 +213,16 @@ def test_nvim_times_are_the_clis(nvim: str, tmp_path: Path, zone: str) -> None:
         "local c = require('alp.clock'); local out = {}\n"
         "for _, iso in ipairs(vim.json.decode(os.getenv('ALP_TIMES'))) do\n"
         "  table.insert(out, c.local_time(iso))\nend\n"
-        "local f = io.open(os.getenv('ALP_TIMES_OUT'), 'w'); f:write(vim.json.encode(out)); f:close()\n"
+        "local f = io.open(os.getenv('ALP_TIMES_OUT'), 'w')\n"
+        "f:write(vim.json.encode(out)); f:close()\n"
     )
     argv = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={NVIM_PLUGIN}"]
-    env = {**os.environ, "TZ": zone, "ALP_TIMES": json.dumps(ISO_MOMENTS), "ALP_TIMES_OUT": str(out)}
+    env = {
+        **os.environ,
+        "TZ": zone,
+        "ALP_TIMES": json.dumps(ISO_MOMENTS),
+        "ALP_TIMES_OUT": str(out),
+    }
     done = subprocess.run(
         [*argv, "-c", f"luafile {script}", "-c", "qa!"],
         env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
