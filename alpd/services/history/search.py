@@ -46,13 +46,8 @@ from alpd.services.history.meaning import MeaningIndex
 from alpd.services.history.meaning_leg import LegPlan, LegResult, Scored, meaning_leg
 from alpd.store.db import BlockingTx, Store
 from alpd.store.entry_rows import fold_text, has_cjk
-from alpd.store.history.search import (
-    KeywordHit,
-    SearchQuery,
-    check_thread_filter,
-    keyword_hits,
-    search_on,
-)
+from alpd.store.history.keyword_leg import KeywordRef, keyword_page, keyword_refs
+from alpd.store.history.search import SearchQuery, check_thread_filter, search_on
 from alpd.store.history.vector_hits import chunk_hits
 from protocol import messages as m
 
@@ -172,12 +167,12 @@ def _meaning_on(
         ]
         return hits, leg
     want = params.limit * LEG_FACTOR
-    keyword = keyword_hits(uid, msgspec.structs.replace(params, limit=want), query, conn)
+    keyword = keyword_refs(uid, msgspec.structs.replace(params, limit=want), query, conn)
     leg = meaning_leg(plan, uid, params, want, conn)
-    return _fused(keyword, leg.found, params.limit, conn, params), leg
+    return _fused(keyword, leg.found, params, query, conn), leg
 
 
-def _unit_of(found: list[Scored]) -> Callable[[KeywordHit], int | None]:
+def _unit_of(found: list[Scored]) -> Callable[[KeywordRef], int | None]:
     """The unit of the meaning leg's candidates a keyword hit's entry lies in, if any."""
     spans: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
     for scored in found:
@@ -186,11 +181,11 @@ def _unit_of(found: list[Scored]) -> Callable[[KeywordHit], int | None]:
             (c.first_entry, c.last_entry, c.unit_id)
         )
 
-    def unit(hit: KeywordHit) -> int | None:
-        if hit.doc <= 0 or hit.hit.execution_id is None or hit.hit.role is None:
+    def unit(ref: KeywordRef) -> int | None:
+        if ref.doc <= 0 or ref.execution_id is None or ref.role is None:
             return None
-        for first, last, unit_id in spans.get((hit.hit.execution_id, hit.hit.role), ()):
-            if first <= hit.doc <= last:
+        for first, last, unit_id in spans.get((ref.execution_id, ref.role), ()):
+            if first <= ref.doc <= last:
                 return unit_id
         return None
 
@@ -198,27 +193,28 @@ def _unit_of(found: list[Scored]) -> Callable[[KeywordHit], int | None]:
 
 
 def _fused(
-    keyword: list[KeywordHit],
+    keyword: list[KeywordRef],
     meaning: list[Scored],
-    limit: int,
-    conn: BlockingTx,
     params: m.HistorySearchParams,
+    query: SearchQuery,
+    conn: BlockingTx,
 ) -> list[m.SearchHit]:
     """Both legs fused by reciprocal rank, a sub-agent's hits moved down; a hit found by
     both shows the keyword leg's snippet (its matches marked) and names both legs. A keyword
-    hit inside a unit the meaning leg found is that unit's hit."""
+    hit inside a unit the meaning leg found is that unit's hit. Both legs are ids until
+    here: only the page's hits are made (`keyword_page`, `chunk_hits`)."""
     unit_of = _unit_of(meaning)
     keyword_keys: list[_Key] = []
-    shown: dict[_Key, m.SearchHit] = {}
+    shown_by: dict[_Key, KeywordRef] = {}
     legs: dict[_Key, list[str]] = {}
     demoted: set[_Key] = set()
-    for found in keyword:
-        unit = unit_of(found)
-        key: _Key = ("unit", unit) if unit is not None else ("doc", found.doc)
+    for ref in keyword:
+        unit = unit_of(ref)
+        key: _Key = ("unit", unit) if unit is not None else ("doc", ref.doc)
         keyword_keys.append(key)
-        shown.setdefault(key, found.hit)
+        shown_by.setdefault(key, ref)
         legs.setdefault(key, ["keyword"])
-        if found.sub_agent:
+        if ref.sub_agent:
             demoted.add(key)
     chunk_of: dict[_Key, int] = {}
     for scored in meaning:
@@ -228,11 +224,15 @@ def _fused(
         if scored.candidate.sub_agent:
             demoted.add(key)
     meaning_keys = [("unit", s.candidate.unit_id) for s in meaning]
-    ranked = fuse([keyword_keys, meaning_keys], demoted=demoted)[:limit]
-    made = chunk_hits(conn, params, [chunk_of[key] for key, _ in ranked if key not in shown])
+    ranked = fuse([keyword_keys, meaning_keys], demoted=demoted)[: params.limit]
+    by_keyword = keyword_page(
+        params, query, [shown_by[key] for key, _ in ranked if key in shown_by], conn
+    )
+    by_chunk = chunk_hits(conn, params, [chunk_of[key] for key, _ in ranked if key not in shown_by])
     hits = []
     for key, score in ranked:
-        hit = shown.get(key) or made.get(chunk_of[key])
+        shown = shown_by.get(key)
+        hit = by_keyword.get(shown.doc) if shown is not None else by_chunk.get(chunk_of[key])
         if hit is not None:
             hits.append(msgspec.structs.replace(hit, score=round(score, 6), legs=legs[key]))
     return hits

@@ -16,8 +16,9 @@ import pytest
 from daemons import StartAlpd
 from meaning_models import FakeEmbeddings, concept_vectors, write_static_model
 from polling import wait_for
-from transcripts import Claude
+from transcripts import Claude, write_db
 
+from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
 
 pytest.importorskip("model2vec")
@@ -167,6 +168,35 @@ def test_filters_and_labels_apply_to_the_meaning_leg(start_alpd: StartAlpd, tmp_
     assert search(d, QUERY, mode="meaning", runtime="codex")["hits"] == []
     out = json.loads(d.cli("search", QUERY, "--mode", "meaning", "--json").stdout)
     assert out["mode"] == "meaning" and DECISION in out["hits"][0]["snippet"]
+
+
+def test_hybrid_makes_only_the_hits_it_shows_and_makes_them_as_keyword_search_does(
+    start_alpd: StartAlpd, tmp_path: Path
+) -> None:
+    """Both legs are ids until fused (alpd.store.history.keyword_leg): the page's keyword
+    hits get keyword search's marked snippet, fields and digest check all the same."""
+    d = start_alpd(config_for(model_dir(tmp_path)))
+    import_history(d, tmp_path)
+    ready(d)
+    keyword = search(d, "deployed", mode="keyword")["hits"][0]
+    hybrid = search(d, "deployed")["hits"]
+    assert hybrid[0]["legs"] == ["keyword", "meaning"] and "**deployed**" in hybrid[0]["snippet"]
+    same = {k: v for k, v in hybrid[0].items() if k not in ("score", "legs")}
+    assert same == {k: v for k, v in keyword.items() if k != "score"}
+    assert len(search(d, "the")["hits"]) > 1 and len(search(d, "the", limit=1)["hits"]) == 1
+    with write_db(d.home) as conn:
+        (entry_id,) = conn.execute(
+            "SELECT id FROM history_entries WHERE text = 'we deployed the release to staging'"
+        ).fetchone()
+        (trigger,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'history_entries_immutable'"
+        ).fetchone()
+        conn.execute("DROP TRIGGER history_entries_immutable")
+        conn.execute("UPDATE history_entries SET native_id = 'forged' WHERE id = ?", (entry_id,))
+        conn.execute(trigger)
+    with pytest.raises(RpcError) as info:
+        search(d, "deployed")
+    assert info.value.name == "HISTORY_ENTRY_TAMPERED"
 
 
 LATER = "the rollout to staging is planned for friday"
