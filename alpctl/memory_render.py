@@ -35,6 +35,8 @@ def memory_show(result: dict[str, Any]) -> str:
     lines = [memory_line(result["memory"]), f"  cites: {result['citation']['text']}"]
     if result["citation"].get("lineText"):
         lines.append(f"  the line: {result['citation']['lineText']}")
+    for entry in result["citation"].get("entries") or []:
+        lines.append(f"  {cited_entry(entry)}")
     lines.append("  versions (chain verified)")
     for v in result["versions"]:
         lines.append(
@@ -43,6 +45,20 @@ def memory_show(result: dict[str, Any]) -> str:
         )
         lines.append(f"      {v['text']}")
     return "\n".join(lines)
+
+
+def cited_entry(entry: dict[str, Any]) -> str:
+    """`entry 812: assistant reply in 'checkout' (thread_…) 2026-12-02 09:41 CET: text…`"""
+    if not entry.get("exists"):
+        return f"entry {entry['id']}: gone (its thread was deleted); the id is all that is left"
+    what = " ".join(x for x in (entry.get("role"), entry.get("kind")) if x) or "entry"
+    where = (
+        f" in {entry.get('threadTitle') or '(untitled)'!r} ({entry['threadId']})"
+        if entry.get("threadId")
+        else f" of {entry.get('executionId')}"
+    )
+    at = f" {local_time(entry['at'])}" if entry.get("at") else ""
+    return f"entry {entry['id']}: {what}{where}{at}: {entry.get('excerpt') or ''}"
 
 
 def memory_review(result: dict[str, Any]) -> str:

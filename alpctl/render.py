@@ -286,6 +286,8 @@ def search_hit(hit: dict[str, Any]) -> str:
         where = f"{hit.get('threadTitle') or '(untitled)'}  root #{hit.get('sequence', '?')}"
         open_it = f"alp thread show {hit['threadId']}"
     who = " ".join(x for x in (hit.get("runtime"), hit.get("role")) if x)
+    if hit.get("entryId") is not None:
+        who += f"  entry {hit['entryId']}"  # what `alp memory add --entry` cites
     labels = "".join(f"  [{label}]" for label in hit.get("labels", ()))
     return "\n".join(
         [

@@ -193,6 +193,13 @@ class MemoryTampered(AlpError):
     name = "MEMORY_TAMPERED"
 
 
+class HistoryEntryNotFound(AlpError):
+    """A memory cites a history entry that is not there or not the caller's
+    (`data.entryIds`: those not found)."""
+
+    name = "HISTORY_ENTRY_NOT_FOUND"
+
+
 class SearchIndexNotReady(AlpError):
     """`--mode meaning` while the meaning index is off or still building its first
     generation; `data.state` is the index's state."""

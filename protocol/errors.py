@@ -78,6 +78,7 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1081,
         "a stored memory version no longer matches its digest chain",
     ),
+    "HISTORY_ENTRY_NOT_FOUND": (1082, "no such history entry of yours"),
     "SESSION_ALREADY_ADOPTED": (
         1090,
         "the imported session is a root of a thread already; read or continue that thread",

@@ -406,7 +406,9 @@ METHODS: dict[str, MethodSpec] = {
     "memory/add": MethodSpec(
         m.MemoryAddParams,
         m.Memory,
-        "the person writes a memory: one cited statement (kind, scope, optional file)",
+        "the person writes a memory: one cited statement (kind, scope, optional file and "
+        "history entries)",
+        errors=("HISTORY_ENTRY_NOT_FOUND",),
     ),
     "memory/list": MethodSpec(
         m.MemoryListParams,

@@ -27,10 +27,13 @@ MEMORY_LIST_MAX = 1000
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = actions(parser)
-    new = add(sub, "add", "write a memory: add [--scope S] [--kind K] [--file PATH] -- TEXT")
+    usage = "write a memory: add [--scope S] [--kind K] [--file F] [--entry N]… -- TEXT"
+    new = add(sub, "add", usage)
     new.add_argument("--scope", choices=SCOPES, default="workspace", help="default: workspace")
     new.add_argument("--kind", choices=KINDS, default="fact", help="default: fact")
     new.add_argument("--file", help="a file the statement is about (review tells when it changes)")
+    new.add_argument("--entry", type=int, action="append", default=[], metavar="ID",
+                     help="a history entry it came from (repeatable)")  # fmt: skip
     promote = add(sub, "promote", "a pinned line becomes a memory: promote THREAD PIN")
     promote.add_argument("thread", help="id, id prefix, title or @last")
     promote.add_argument("pin", help="the line's number in `alp thread context`, or its id")
@@ -73,6 +76,8 @@ def run(args: Arguments, inv: Invocation) -> int:
         }
         if args.file:
             params["file"] = os.path.abspath(args.file)
+        if args.entry:
+            params["entries"] = args.entry
         emit(call("memory/add", params), show.memory_written)
     elif action == "promote":
         params = {"thread": args.thread, "pin": args.pin, "scope": args.scope}

@@ -165,6 +165,9 @@ class SearchHit(Wire):
     kind: str | None = None
     at: str | None = None
     native_session_id: str | None = None
+    #: the history entry (entry hits; a meaning hit's: the entry its chunk starts in): what
+    #: `alp memory add --entry` cites
+    entry_id: int | None = None
     legacy: bool = False
     #: `before-clear` (its root opened before a clear of the thread), `undone` (its root's
     #: contribution was undone): kept and searchable, never read by a recap

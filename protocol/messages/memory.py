@@ -21,6 +21,8 @@ MEMORY_TEXT_MAX_CHARS = 500
 MEMORY_INPUT_MAX_BYTES = 4096
 #: memories a list, a search or a review returns at most
 MEMORY_LIST_MAX = 1000
+#: history entries one memory may cite
+MEMORY_MAX_ENTRIES = 16
 
 MemoryText = Annotated[
     str,
@@ -50,7 +52,8 @@ class MemoryProvenance(Wire):
     context_revision: int | None = None
     line_id: str | None = None
     line_kind: str | None = None
-    history_entry_id: int | None = None
+    #: the history entries it came from (`alp memory add --entry ID`)
+    history_entry_ids: list[int] = msgspec.field(default_factory=list)
     execution_id: str | None = None
     proposal_id: str | None = None
     file_path: str | None = None
@@ -89,6 +92,22 @@ class MemoryVersion(Wire):
     previous_digest: str | None = None
 
 
+class CitedEntry(Wire):
+    """A history entry a memory cites, read back when the memory is shown."""
+
+    id: int
+    #: false once the entry is gone (its thread deleted): the id is all that is left
+    exists: bool
+    execution_id: str | None = None
+    thread_id: str | None = None
+    thread_title: str | None = None
+    role: str | None = None
+    kind: str | None = None
+    at: str | None = None
+    #: its text's first characters, one line
+    excerpt: str | None = None
+
+
 class MemoryCitation(Wire):
     """What a memory cites, in words, and whether its thread is still there."""
 
@@ -99,6 +118,8 @@ class MemoryCitation(Wire):
     context_revision: int | None = None
     #: the cited line as the thread's context holds it at that revision
     line_text: str | None = None
+    #: the history entries it cites, as they are now (one is `exists: false` once gone)
+    entries: list[CitedEntry] = msgspec.field(default_factory=list)
 
 
 class MemoryAddParams(Wire):
@@ -110,6 +131,11 @@ class MemoryAddParams(Wire):
     cwd: AbsolutePath | None = None
     #: a file the statement is about: its sha256 is kept, `memory/review` compares it
     file: AbsolutePath | None = None
+    #: history entries it came from (a search hit's `entryId`): each must be the caller's
+    #: (HISTORY_ENTRY_NOT_FOUND otherwise)
+    entries: Annotated[list[int], msgspec.Meta(max_length=MEMORY_MAX_ENTRIES)] = msgspec.field(
+        default_factory=list
+    )
 
 
 class MemoryListParams(Wire):
@@ -218,7 +244,9 @@ class MemoryProposal(Wire):
 __all__ = [
     "MEMORY_INPUT_MAX_BYTES",
     "MEMORY_LIST_MAX",
+    "MEMORY_MAX_ENTRIES",
     "MEMORY_TEXT_MAX_CHARS",
+    "CitedEntry",
     "Memory",
     "MemoryAddParams",
     "MemoryCitation",

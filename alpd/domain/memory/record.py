@@ -16,7 +16,8 @@ The newest version is the memory: its status is `active` or `retracted`; every e
 - kind (`fact`, `convention`, `preference`, `lesson`) and scope (`workspace`: the workspace it
   was written in, the default; `global`: every workspace of its owner);
 - provenance: who wrote it and by which door, the thread (id and title, kept as text so a
-  thread that is gone still cites), its context revision and pinned line, or a history entry,
+  thread that is gone still cites), its context revision and pinned line, or the history
+  entries it came from (their ids: `alp memory show` reads them back, and says which are gone),
   the execution that produced it, the inbox proposal it was confirmed from, and a file it
   cites with the file's sha256 when cited (`alp memory review` compares it);
 - when it was last confirmed by the person, and when this version was written.
@@ -59,7 +60,8 @@ class Provenance(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit
     #: the pinned line's id and kind (`alp memory promote`)
     line_id: str | None = None
     line_kind: str | None = None
-    history_entry_id: int | None = None
+    #: the history entries it came from (`alp memory add --entry ID`), ascending
+    history_entry_ids: tuple[int, ...] = ()
     #: the execution that produced it: the one that pinned the line, or proposed it
     execution_id: str | None = None
     proposal_id: str | None = None

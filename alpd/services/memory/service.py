@@ -15,6 +15,7 @@ A memory's workspace is the one its writer is in (`params.workspace`, else the g
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 from typing import Final
 
 import anyio
@@ -40,6 +41,7 @@ from alpd.errors import (
     ThreadNotFound,
 )
 from alpd.services.context import Caller, Daemon
+from alpd.services.memory.citations import check_entries, entries_of
 from alpd.services.memory.views import (
     Chain,
     load_verified,
@@ -138,13 +140,18 @@ class MemoryService:
 
     async def add(self, caller: Caller, params: m.MemoryAddParams, door: str) -> m.Memory:
         await self._person(caller, "add a memory")
+        entries = tuple(sorted(set(params.entries)))
+        if entries:
+            await self.d.store.write(partial(check_entries, ids=entries, owner_uid=caller.uid))
         return await self.create(
             caller,
             text=params.text,
             kind=params.kind,
             scope=params.scope,
             workspace=self._workspace(params.workspace, params.cwd),
-            provenance=Provenance(by=f"uid:{caller.uid}", door=door, file_path=params.file),
+            provenance=Provenance(
+                by=f"uid:{caller.uid}", door=door, file_path=params.file, history_entry_ids=entries
+            ),
         )
 
     async def promote(self, caller: Caller, params: m.MemoryPromoteParams, door: str) -> m.Memory:
@@ -210,7 +217,11 @@ class MemoryService:
     async def show(self, caller: Caller, params: m.MemoryRef) -> m.MemoryShowResult:
         async def unit(tx: Tx) -> m.MemoryShowResult:
             head, chain = await load_verified(tx, params.id, caller.uid)
-            citation = await _citation(tx, chain[-1][0].provenance)
+            cited = chain[-1][0].provenance
+            citation = await _citation(tx, cited)
+            if cited.history_entry_ids:
+                entries = await entries_of(tx, cited.history_entry_ids, caller.uid)
+                citation = msgspec.structs.replace(citation, entries=entries)
             return m.MemoryShowResult(
                 memory=memory_of(head), versions=versions_of_chain(chain), citation=citation
             )
@@ -342,6 +353,8 @@ async def _citation(tx: Tx, cited: Provenance) -> m.MemoryCitation:
         what = f"written by {cited.by} through {cited.door}"
         if cited.file_path:
             what += f", about {cited.file_path}"
+        if cited.history_entry_ids:
+            what += ", from history entries " + ", ".join(map(str, cited.history_entry_ids))
         return m.MemoryCitation(text=what)
     title = cited.thread_title or "(untitled)"
     exists, line_text = True, None

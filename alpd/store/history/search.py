@@ -203,6 +203,7 @@ def hit_from_row(row: sqlite3.Row, at: dict[str, int], snippet: str) -> m.Search
         kind=row[at["kind"]],
         at=row[at["at"]],
         native_session_id=row[at["native_session_id"]],
+        entry_id=row[at["entry_id"]] if is_entry else None,
         legacy=is_entry and row[at["entry_thread"]] is None,
         labels=labels_from(row[at["before_clear"]], row[at["undone"]]),
     )

@@ -172,3 +172,20 @@ def test_selection_is_deterministic(texts: list[str]) -> None:
     terms = query_terms(texts[:3])
     first = select_memories(pool, terms, max_bytes=2048, now=NOW)
     assert select_memories(list(reversed(pool)), terms, max_bytes=2048, now=NOW) == first
+
+
+def test_cited_entries_are_digested_and_a_memory_citing_none_digests_as_before() -> None:
+    plain = chain_of([], [])[0]
+    assert "historyEntryIds" not in msgspec.to_builtins(plain.provenance)
+    # the digest of a version written before entries could be cited (golden, from main)
+    assert version_digest(plain) == (
+        "sha256:16f9cadfdcca2055369e4ac7b12df35867a71e800bcb2261b0872e54c1fe1f8e"
+    )
+    cited = msgspec.structs.replace(
+        plain, provenance=Provenance(by="uid:1000", door="cli", history_entry_ids=(7, 812))
+    )
+    raw = msgspec.to_builtins(cited)
+    assert list(raw["provenance"]["historyEntryIds"]) == [7, 812]
+    raw["provenance"]["historyEntryIds"] = [7]
+    with pytest.raises(MemoryTampered):
+        verify_chain([msgspec.convert(raw, MemoryVersion)], [version_digest(cited)])
