@@ -224,6 +224,10 @@ def thread_show(result: dict[str, Any], style: Style = PLAIN) -> str:
     parts += lines or ["  (none yet: `alp thread continue ID`)"]
     if result.get("children"):
         parts.append(f"  + {result['children']} delegated child execution(s)")
+    if result.get("temp"):
+        parts.append(
+            f"  + {result['temp']} temp run(s): the recap's refreshes (alp activity --kind temp)"
+        )
     parts += ["", context(result["context"]), ""]
     history = result["history"]
     parts.append(f"history  {history['level']}, {history.get('entries', 0)} entries")

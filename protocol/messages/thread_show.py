@@ -90,7 +90,10 @@ class ThreadShowResult(Wire):
     roots: list[Execution]
     context: ContextResult
     history: HistorySummary
+    #: delegated children (`sub-agent` runs) of the thread's roots
     children: int = 0
+    #: the thread's `temp` executions (each refresh of its recap): neither roots nor children
+    temp: int = 0
     #: the last reports of background work in the thread, oldest first
     reports: list[Report] = msgspec.field(default_factory=list)
     #: the last handoffs this thread received and sent, oldest first

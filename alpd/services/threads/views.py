@@ -59,7 +59,9 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
     await ex.reconcile_thread(caller, params.thread_id)
     records = await executions_of_thread(ex.d.store, params.thread_id)
     roots = [execution_from_record(r) for r in records if r.is_root]
-    children = sum(1 for r in records if not r.is_root)
+    # a recap's refresh is a `temp` execution of the thread, not a root's delegated child
+    children = sum(1 for r in records if not r.is_root and r.kind != "temp")
+    temp = sum(1 for r in records if r.kind == "temp")
     ctx = await context(ex, caller, m.ContextParams(thread_id=params.thread_id))
     thread = await ex.threads.get(caller, params.thread_id)
     busy = next((r.id for r in roots if r.status != "settled"), None)
@@ -71,6 +73,7 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
         context=ctx,
         history=summary,
         children=children,
+        temp=temp,
         reports=await recent_reports(ex.d.store, params.thread_id),
         handoffs_in=await thread_handoffs(ex.d.store, params.thread_id, "in"),
         handoffs_out=await thread_handoffs(ex.d.store, params.thread_id, "out"),

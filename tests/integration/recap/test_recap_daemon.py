@@ -158,6 +158,12 @@ def test_three_roots_get_a_recap_that_the_fourth_root_opens_with(
     printed = d.cli("thread", "show", thread["id"])
     assert "recap (derived from history by a model; not authority)" in printed.stdout
     assert "rerun the four remaining models" in printed.stdout
+    # the refresh is the thread's temp work, not a delegated child of a root
+    assert "delegated child" not in printed.stdout
+    assert "+ 1 temp run(s): the recap's refreshes" in printed.stdout
+    counted = d.call("thread/show", {"threadId": thread["id"]})
+    assert isinstance(counted, dict)
+    assert (counted.get("children", 0), counted["temp"]) == (0, 1)  # a zero is left out
 
     fourth = d.call(
         "thread/continue",
