@@ -97,6 +97,18 @@ def _megabytes(count: int) -> str:
     return f"{count / (1024 * 1024):.0f} MB"
 
 
+def budget_line(b: dict[str, Any]) -> str:
+    """`thread th_… soft   4.2100 of 5.00 USD (soft 4.00)`."""
+    parts = []
+    if "usd" in b:
+        soft = f" (soft {b['softUsd']:.2f})" if "softUsd" in b else ""
+        parts.append(f"{b.get('spentUsd', 0.0):.4f} of {b['usd']:.2f} USD{soft}")
+    if "tokens" in b:
+        soft = f" (soft {b['softTokens']:,})" if "softTokens" in b else ""
+        parts.append(f"{b.get('spentTokens', 0):,} of {b['tokens']:,} tok{soft}")
+    return f"{b['scope']:<8} {b['targetId']:<28} {b.get('level', 'ok'):<5} {', '.join(parts)}"
+
+
 def ps(result: dict[str, Any]) -> str:
     daemon = result["daemon"]
     lines = [
@@ -115,6 +127,15 @@ def ps(result: dict[str, Any]) -> str:
             f"pid {job.get('pid') or '-':<7} {duration(job['elapsedSeconds']):>8} "
             f"{job.get('tokens', 0):>9} tok {cost(job.get('costUsd')):>9}  {title}"
         )
+        burn = job.get("burnUsdPerHour")
+        if burn is not None:
+            ahead = job.get("forecastUsd")
+            by_limit = (
+                f", {cost(ahead)} by its {duration(job['timeoutSeconds'])} limit"
+                if ahead is not None and job.get("timeoutSeconds")
+                else ""
+            )
+            lines.append(f"  {child}  burn {cost(burn)}/h{by_limit}")
     queued = result["queued"]
     lines.append(f"QUEUED {len(queued)}")
     for item in queued:
@@ -127,6 +148,10 @@ def ps(result: dict[str, Any]) -> str:
     schedules = result["schedules"]
     lines.append(f"SCHEDULES {len(schedules)}")
     lines.extend("  " + schedule_line(s) for s in schedules)
+    budgets = result.get("budgets") or []
+    if budgets:
+        lines.append(f"BUDGETS {len(budgets)}")
+        lines.extend("  " + budget_line(b) for b in budgets)
     leftovers = result.get("leftovers") or []
     if leftovers:
         lines.append(f"LEFT BEHIND {len(leftovers)}  (alive after their run settled)")

@@ -43,7 +43,16 @@ GLOBAL_OPTIONS: tuple[tuple[str, str, bool], ...] = (
 #: options of bare `alp` and the global ones that take a value (so their value is not
 #: mistaken for a command word)
 VALUED = frozenset(
-    {"--title", "--runtime", "--agent", "--prompt", "--cwd", "--timeout", "--budget-usd"}
+    {
+        "--title",
+        "--runtime",
+        "--agent",
+        "--prompt",
+        "--cwd",
+        "--timeout",
+        "--budget-usd",
+        "--budget-tokens",
+    }
     | {flags for flags, _help, valued in GLOBAL_OPTIONS if valued}
 )
 
@@ -68,6 +77,12 @@ def runtime_options(parser: Any) -> None:
         dest="budget_usd",
         type=float,
         help="end the run once it costs this much, in USD (default: the agent's)",
+    )
+    parser.add_argument(
+        "--budget-tokens",
+        dest="budget_tokens",
+        type=int,
+        help="end the run once it used this many tokens (default: the agent's)",
     )
     parser.add_argument(
         "--wait", action="store_true", help="with --headless: block until the run settles"

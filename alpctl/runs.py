@@ -69,6 +69,7 @@ def start_or_continue(args: Arguments, inv: Invocation, method: str, params: dic
             "cwd": cwd or (os.getcwd() if method == "thread/start" else None),
             "timeoutSeconds": timeout_seconds(args.timeout) if args.timeout else None,
             "budgetUsd": args.budget_usd,
+            "budgetTokens": args.budget_tokens,
         }
     )
     client = inv.client

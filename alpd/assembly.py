@@ -29,6 +29,7 @@ from alpd.events import EventBus
 from alpd.rpc.connection import ConnectionLimits, InFlight
 from alpd.rpc.dispatch import Dispatcher, Handler, Session
 from alpd.rpc.listener import connection_cap
+from alpd.services.budgets.service import BudgetService
 from alpd.services.bundles.service import BundleService
 from alpd.services.checkpoints.retention import Retention
 from alpd.services.checkpoints.service import CheckpointService
@@ -123,6 +124,9 @@ class Runtime:
         self.inbox = Inbox(self.delivery, self.proposals)
         self.reports = ReportService(self.history, self.delivery)
         self.executions.after_settle.append(self.reports.after_settle)
+        #: budgets of threads and schedules (docs/budgets.md): held by the reconciler's pass
+        self.budgets = BudgetService(self.executions)
+        self.executions.after_settle.append(self.budgets.after_settle)
         self.recaps = RecapService(self.executions, self.history)
         self.executions.after_settle.append(self.recaps.after_settle)
         self.executions.after_step.append(self.recaps.after_step)
@@ -138,6 +142,7 @@ class Runtime:
         )
         self.executions.after_settle.append(self.channels.after_settle)
         self.reports.on_report.append(self.channels.on_report)
+        self.budgets.on_warning.append(self.channels.on_budget)
         #: set by `daemon/stop`: the daemon stops as on SIGTERM
         self.stop_requested = anyio.Event()
         self._web: WebServer | None = None
@@ -209,6 +214,7 @@ class Runtime:
             try:
                 settled = await reconcile(self.executions, None)
                 await enforce_limits(self.executions)
+                await self.budgets.enforce()
                 await self.executions.discover_native_sessions()
                 self.tasks["reconciler"] = m.TaskState(
                     name="reconciler",

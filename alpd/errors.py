@@ -241,6 +241,13 @@ class CheckpointNotFound(AlpError):
     name = "CHECKPOINT_NOT_FOUND"
 
 
+class BudgetExceeded(AlpError):
+    """A root that would run on a thread or schedule already at its hard budget; `data`
+    names the scope, its id, the limit and the spend."""
+
+    name = "BUDGET_EXCEEDED"
+
+
 class WorkspaceChanged(AlpError):
     """A file restore that would lose changes made after the step ended; `data.changed`
     lists them (restore with force to go ahead: the restore is itself undoable)."""

@@ -123,6 +123,10 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1133,
         "no checkout of the thread's repository here: not at its recorded path, not the cwd",
     ),
+    "BUDGET_EXCEEDED": (
+        1140,
+        "the thread or schedule has spent its budget; raise or clear it to run again",
+    ),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

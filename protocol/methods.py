@@ -45,6 +45,7 @@ _LAUNCH = (
     "AGENT_NOT_FOUND",
     "SPAWN_FAILED",
     "WORKSPACE_NOT_FOUND",
+    "BUDGET_EXCEEDED",
 )
 #: what a clear or an undo may meet: a running root, a closed thread, a chain or root that
 #: no longer verifies
@@ -143,6 +144,13 @@ METHODS: dict[str, MethodSpec] = {
             "INVALID_ARGUMENT",
             "AGENT_NOT_FOUND",
         ),
+    ),
+    "thread/budget": MethodSpec(
+        m.ThreadBudgetParams,
+        m.ThreadBudgetResult,
+        "a thread's budget over all its roots (USD and/or tokens, hard and soft): set, clear, "
+        "or read with what was spent (docs/budgets.md)",
+        errors=_THREAD,
     ),
     "thread/diff": MethodSpec(
         m.ThreadDiffParams,
@@ -522,6 +530,7 @@ NOT_FROM_A_RUN_METHODS = (
     "channel/pair",
     "channel/unpair",
     "thread/say",
+    "thread/budget",
 )
 for _name in NOT_FROM_A_RUN_METHODS:
     METHODS[_name] = replace(METHODS[_name], errors=(*METHODS[_name].errors, "NOT_FROM_A_RUN"))

@@ -52,6 +52,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         dest="catch_up",
         help="fires missed while alpd was down: one run for all (default), or none",
     )
+    new.add_argument(
+        "--total-usd", dest="total_usd", type=float,
+        help="the schedule's budget over all its runs, in USD: at it, the running fire is "
+        "ended and no further fire runs",
+    )  # fmt: skip
+    new.add_argument(
+        "--soft-usd", dest="soft_usd", type=float, help="warn (every door) once spend reaches this"
+    )
+    new.add_argument(
+        "--total-tokens", dest="total_tokens", type=int, help="the same budget in tokens"
+    )
     lst = add(sub, "list", "your schedules: next fire, last result, runs, cost")
     lst.add_argument("--thread", metavar="THREAD", help="only this thread's")
     list_options(lst, default=None, most=0)
@@ -84,6 +95,10 @@ def run(args: Arguments, inv: Invocation) -> int:
             params["timeoutSeconds"] = timeout_seconds(args.timeout)
         if args.budget_usd is not None:
             params["budgetUsd"] = args.budget_usd
+        for key, value in (("totalUsd", args.total_usd), ("softUsd", args.soft_usd),
+                           ("totalTokens", args.total_tokens)):  # fmt: skip
+            if value is not None:
+                params[key] = value
         emit(client.call("schedule/create", params), show.schedule_detail)
     elif args.action == "list":
         listed = client.call("schedule/list", {"threadId": args.thread} if args.thread else {})

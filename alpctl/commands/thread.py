@@ -1,5 +1,5 @@
 """`alp thread ACTION`: create, continue, list, show, context, close, archive, clear, undo,
-log, adopt, export, import, reconcile, sync, diff, restore."""
+log, adopt, export, import, reconcile, sync, diff, restore, budget."""
 
 from __future__ import annotations
 
@@ -153,6 +153,31 @@ def _import(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="a bundle made by alp thread export")
 
 
+def _budget(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
+    parser.add_argument("--usd", type=float, help="hard limit over all its roots, in USD")
+    parser.add_argument("--soft", type=float, help="soft limit in USD: warn every door once")
+    parser.add_argument("--tokens", type=int, help="hard limit in tokens")
+    parser.add_argument("--soft-tokens", dest="soft_tokens", type=int, help="soft limit, tokens")
+    parser.add_argument("--clear", action="store_true", help="remove the thread's budget")
+
+
+def _budget_shown(result: dict[str, Any]) -> str:
+    budget = result.get("budget")
+    if budget is None:
+        return "no budget (set one: alp thread budget THREAD --usd N [--soft N])"
+    lines = [f"{budget['scope']} {budget['targetId']}: {budget.get('level', 'ok')}"]
+    if "usd" in budget:
+        soft = f" (soft {budget['softUsd']:.2f})" if "softUsd" in budget else ""
+        lines.append(f"  spent {budget.get('spentUsd', 0.0):.4f} of {budget['usd']:.2f} USD{soft}")
+    if "tokens" in budget:
+        soft = f" (soft {budget['softTokens']:,})" if "softTokens" in budget else ""
+        lines.append(
+            f"  used {budget.get('spentTokens', 0):,} of {budget['tokens']:,} tokens{soft}"
+        )
+    return "\n".join(lines)
+
+
 def _by_id(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
 
@@ -173,6 +198,7 @@ ACTIONS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
         _undo,
     ),
     "diff": ("what a root changed in the files (from its checkpoints)", _diff),
+    "budget": ("the thread's budget over all its roots: set (--usd, --soft), clear, show", _budget),
     "restore": ("put the files back to before root #N (--root N --files)", _restore),
     "log": ("the conversation: prompts, replies, tool calls, pushes, reports, markers", _log),
     "adopt": ("an imported session (`alp import`) becomes a root to read and continue", _adopt),
@@ -296,6 +322,13 @@ def run(args: Arguments, inv: Invocation) -> int:
         from alpctl import checkpoints_render
 
         out.emit(inv.client.call("thread/diff", params), checkpoints_render.diff)
+    elif action == "budget":
+        budget: dict[str, Any] = {"threadId": args.id, "clear": args.clear}
+        for key, value in (("usd", args.usd), ("softUsd", args.soft), ("tokens", args.tokens),
+                           ("softTokens", args.soft_tokens)):  # fmt: skip
+            if value is not None:
+                budget[key] = value
+        out.emit(inv.client.call("thread/budget", budget), _budget_shown)
     elif action == "restore" or (action == "undo" and args.files):
         return _restore_files(args, inv)
     else:  # close, archive, clear, undo

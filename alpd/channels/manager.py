@@ -235,6 +235,9 @@ class Channels:
         head = f"📋 {report.kind} run {report.outcome}"
         await self._notice(report.thread_id, kind, f"{head}\n{report.message}")
 
+    async def on_budget(self, warning: m.BudgetWarning) -> None:
+        await self._notice(warning.thread_id, "budget", f"💸 {warning.message}")
+
     async def _notice(self, thread_id: str, kind: str, line: str) -> None:
         title = await self._title(thread_id)
         for door in list(self.doors.values()):

@@ -143,6 +143,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
             door=params.door,
             timeout_seconds=params.timeout_seconds,
             budget_usd=params.budget_usd,
+            budget_tokens=params.budget_tokens,
         )
         # Agent, runtime and program first: a missing runtime must leave no empty thread.
         prepared = ex.prepare(session.caller, request)
@@ -320,7 +321,16 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
             recap=recap_state(rt.recaps.availability()),
             search=rt.meaning.state(),
             checkpoints=rt.retention.state(),
+            budgets=await rt.budgets.listed(session.caller),
         )
+
+    async def thread_budget(session: Session, params: m.ThreadBudgetParams) -> m.ThreadBudgetResult:
+        changes = params.clear or any(
+            v is not None for v in (params.usd, params.soft_usd, params.tokens, params.soft_tokens)
+        )
+        if changes:
+            await refuse_runs(store, session.caller, "change a thread's budget")
+        return await rt.budgets.thread_budget(session.caller, params)
 
     async def diff(session: Session, params: m.ThreadDiffParams) -> m.ThreadDiffResult:
         return await rt.checkpoints.diff(session.caller, params)
@@ -408,6 +418,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "thread/export": lambda session, params: rt.bundles.export(session.caller, params),
         "thread/import": lambda session, params: rt.bundles.import_(session.caller, params),
         "thread/diff": diff,
+        "thread/budget": thread_budget,
         "thread/restore": restore,
         "thread/reconcile": reconcile,
         "context/pin": pin,

@@ -836,6 +836,28 @@ V25_WORKSPACE_IDENTITY: Final = (
     "ALTER TABLE threads ADD COLUMN workspace_subpath TEXT",
 )
 
+# Budgets of a thread or a schedule (docs/budgets.md), and a schedule's reason and the run it
+# wakes after (a one-off wake after a usage limit: one per run, `wake_of` unique).
+V26_BUDGETS: Final = (
+    """
+    CREATE TABLE budgets (
+        scope       TEXT NOT NULL CHECK (scope IN ('thread', 'schedule')),
+        target_id   TEXT NOT NULL,
+        owner_uid   INTEGER NOT NULL,
+        usd         REAL,
+        soft_usd    REAL,
+        tokens      INTEGER,
+        soft_tokens INTEGER,
+        warned      TEXT CHECK (warned IN ('soft', 'hard')),
+        updated_at  TEXT NOT NULL,
+        PRIMARY KEY (scope, target_id)
+    ) STRICT
+    """,
+    "ALTER TABLE schedules ADD COLUMN reason TEXT",
+    "ALTER TABLE schedules ADD COLUMN wake_of TEXT",
+    "CREATE UNIQUE INDEX schedules_wake_of ON schedules (wake_of) WHERE wake_of IS NOT NULL",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -862,6 +884,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V23_LIMIT_OUTCOMES,
     V24_SCHEDULE_LIMITS,
     V25_WORKSPACE_IDENTITY,
+    V26_BUDGETS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -10,14 +10,16 @@ domain, one module each: `base` (`Wire`, shared value types, the bounds of param
 `handoffs` (and the inbox), `thread_show` (and clear, undo, recap), `delivery`,
 `schedules`, `ps` (and `activity/list`), `transcript` (and `thread/adopt`), `memory` (and
 its inbox items), `channels` (and `thread/say`, `approval/request`), `checkpoints`
-(`thread/diff`, `thread/restore`), `bundles` (`thread/export`, `thread/import`). Each
-module's `__all__` is what it adds here.
+(`thread/diff`, `thread/restore`), `bundles` (`thread/export`, `thread/import`), `budgets`
+(`thread/budget`, `budget/warning`). Each module's `__all__` is what it adds here.
 """
 
 from __future__ import annotations
 
 from protocol.messages.base import *  # noqa: F403
 from protocol.messages.base import Wire
+from protocol.messages.budgets import *  # noqa: F403
+from protocol.messages.budgets import BudgetWarning
 from protocol.messages.bundles import *  # noqa: F403
 from protocol.messages.channels import *  # noqa: F403
 from protocol.messages.checkpoints import *  # noqa: F403
@@ -49,4 +51,5 @@ NOTIFICATIONS: dict[str, type[Wire]] = {
     "handoff/delivered": HandoffDelivered,
     "inbox/changed": InboxChanged,
     "thread/transcript": TranscriptItems,
+    "budget/warning": BudgetWarning,
 }

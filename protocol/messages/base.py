@@ -41,6 +41,8 @@ Title = Annotated[str, msgspec.Meta(max_length=1024)]
 TimeoutSeconds = Annotated[int, msgspec.Meta(ge=1, le=7 * 24 * 3600)]
 #: a run's cost cap in USD (`[agents.NAME] budget_usd`, `--budget-usd`)
 BudgetUsd = Annotated[float, msgspec.Meta(gt=0, le=1_000_000)]
+#: a cap in tokens (`[agents.NAME] budget_tokens`, `--budget-tokens`)
+BudgetTokens = Annotated[int, msgspec.Meta(gt=0, le=1_000_000_000_000)]
 #: free text a person or a run writes (a prompt, a summary, a delegated task): 256 KiB
 Text = Annotated[str, msgspec.Meta(max_length=256 * 1024)]
 #: the name of a door a request came through: one short lowercase word
@@ -102,6 +104,7 @@ __all__ = [
     "SCHEDULE_PROMPT_MAX_BYTES",
     "SEARCH_MAX_LIMIT",
     "AbsolutePath",
+    "BudgetTokens",
     "BudgetUsd",
     "DoorName",
     "Empty",

@@ -10,6 +10,7 @@ import msgspec
 from protocol.messages.base import (
     PIN_MAX_BYTES,
     AbsolutePath,
+    BudgetTokens,
     BudgetUsd,
     ExecutionStatus,
     ExitCode,
@@ -113,6 +114,8 @@ class ContinueParams(Wire):
     #: `budget-exceeded` when reached
     timeout_seconds: TimeoutSeconds | None = None
     budget_usd: BudgetUsd | None = None
+    #: this root's cap in tokens (input + output + cache; default: its agent's)
+    budget_tokens: BudgetTokens | None = None
 
 
 class StartParams(Wire):
@@ -128,6 +131,8 @@ class StartParams(Wire):
     door: str = "cli"
     timeout_seconds: TimeoutSeconds | None = None
     budget_usd: BudgetUsd | None = None
+    #: this root's cap in tokens (input + output + cache; default: its agent's)
+    budget_tokens: BudgetTokens | None = None
 
 
 class ContinueResult(Wire):

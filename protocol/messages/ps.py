@@ -8,6 +8,7 @@ from typing import Annotated, get_args
 import msgspec
 
 from protocol.messages.base import ExecutionStatus, Kind, Outcome, Wire, documented
+from protocol.messages.budgets import Budget
 from protocol.messages.checkpoints import CheckpointsState
 from protocol.messages.daemon import TaskState
 from protocol.messages.executions import Origin, Usage
@@ -42,6 +43,12 @@ class PsJob(Wire):
     #: input + output + cache tokens so far
     tokens: int = 0
     cost_usd: float | None = None
+    #: USD an hour at the rate so far (cost / elapsed)
+    burn_usd_per_hour: float | None = None
+    #: what it will have cost when its time limit ends it, at that rate (with a time limit)
+    forecast_usd: float | None = None
+    #: its time limit (policy `timeoutSeconds`), if any
+    timeout_seconds: int | None = None
 
 
 class PsDelivery(Wire):
@@ -113,6 +120,8 @@ class PsResult(Wire):
     search: MeaningIndexState | None = None
     #: the file checkpoints: their size on disk, workspaces, entries, caps
     checkpoints: CheckpointsState | None = None
+    #: the budgets of threads and schedules, with what was spent against each
+    budgets: list[Budget] = msgspec.field(default_factory=list)
 
 
 class ActivityParams(Wire):

@@ -8,12 +8,14 @@ import msgspec
 
 from protocol.messages.base import (
     SCHEDULE_PROMPT_MAX_BYTES,
+    BudgetTokens,
     BudgetUsd,
     Text,
     TimeoutSeconds,
     Wire,
     byte_capped,
 )
+from protocol.messages.budgets import BudgetAmount
 from protocol.messages.executions import Execution
 
 CatchUp = Literal["one", "none"]
@@ -43,6 +45,12 @@ class ScheduleCreateParams(Wire):
     #: `budget-exceeded`); unset: the agent's
     timeout_seconds: TimeoutSeconds | None = None
     budget_usd: BudgetUsd | None = None
+    #: the schedule's budget over all its runs (docs/budgets.md): at `total_usd` (or
+    #: `total_tokens`) the running fire is ended `budget-exceeded` and no further fire runs
+    #: (BUDGET_EXCEEDED); `soft_usd` warns every door once
+    total_usd: BudgetAmount | None = None
+    soft_usd: BudgetAmount | None = None
+    total_tokens: BudgetTokens | None = None
 
 
 class Schedule(Wire):

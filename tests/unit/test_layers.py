@@ -115,12 +115,13 @@ CAPABILITY_USES = {
     "runs": {"threads", "recap", "history", "memory"},
     "history": {"runs"},
     "conversation": {"threads", "runs", "history", "schedules", "memory"},
-    "schedules": {"threads", "runs", "conversation"},
+    "schedules": {"threads", "runs", "conversation", "budgets"},
     "recap": {"threads", "runs", "history", "conversation"},
     "memory": {"threads", "runs"},
     "channels": {"runs"},
     "checkpoints": {"threads", "runs"},
     "bundles": {"threads", "runs"},
+    "budgets": {"threads", "runs"},
 }
 
 

@@ -21,6 +21,7 @@ Config format (keys are camelCase, like the wire)::
     memory = false                     # its runs open without memory (default true)
     timeout = "30m"                    # a run longer than this is ended: `timed-out`
     budget_usd = 5.0                   # a run costing this much is ended: `budget-exceeded`
+    budget_tokens = 2000000            # … or using this many tokens (input + output + cache)
 
     [agents.watch]
     runtime = "command"
@@ -76,7 +77,13 @@ from alpd.domain.conversation.guards import LIMIT_KEYS, GuardLimits
 from alpd.domain.history.search_settings import SearchSettings, parse_search_settings
 from alpd.domain.memory.settings import MemorySettings, parse_memory_settings
 from alpd.domain.recap.config import RecapSettings, parse_recap_settings
-from alpd.domain.runs.limits import RunLimits, check_budget, check_timeout, parse_timeout
+from alpd.domain.runs.limits import (
+    RunLimits,
+    check_budget,
+    check_timeout,
+    check_tokens,
+    parse_timeout,
+)
 from alpd.domain.web_settings import WebSettings, parse_web_settings
 from alpd.errors import AgentNotFound
 
@@ -97,6 +104,7 @@ _AGENT_KEYS: Final = (
     "memory",
     "timeout",
     "budget_usd",
+    "budget_tokens",
 )
 _RUNTIME_KEYS: Final = ("command", "env", "prices")
 _PRICE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
@@ -336,7 +344,16 @@ def _limits(fail: Failer, path: tuple[str, ...], fields: Mapping[str, object]) -
             fail((*path, "budget_usd"), f"{'.'.join(path)}.budget_usd must be a number of USD")
     except ValueError as exc:
         fail((*path, "budget_usd"), f"{'.'.join(path)}.budget_usd: {exc}")
-    return RunLimits(timeout_seconds=seconds, budget_usd=usd)
+    tokens = fields.get("budget_tokens")
+    cap = None
+    try:
+        if isinstance(tokens, int) and not isinstance(tokens, bool):
+            cap = check_tokens(tokens)
+        elif tokens is not None:
+            fail((*path, "budget_tokens"), f"{'.'.join(path)}.budget_tokens must be an integer")
+    except ValueError as exc:
+        fail((*path, "budget_tokens"), f"{'.'.join(path)}.budget_tokens: {exc}")
+    return RunLimits(timeout_seconds=seconds, budget_usd=usd, budget_tokens=cap)
 
 
 def _parse_runtimes(

@@ -26,6 +26,8 @@ _DURATION: Final = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s?)?")
 TIMEOUT_MAX_SECONDS: Final = 7 * 24 * 3600
 #: the largest cost cap taken, in USD
 BUDGET_MAX_USD: Final = 1_000_000.0
+#: the largest token cap taken
+BUDGET_MAX_TOKENS: Final = 1_000_000_000_000
 
 LimitOutcome = Literal["timed-out", "budget-exceeded"]
 
@@ -35,6 +37,8 @@ class RunLimits(msgspec.Struct, frozen=True, kw_only=True):
 
     timeout_seconds: int | None = None
     budget_usd: float | None = None
+    #: a cap in tokens (input + output + cache, as `alp ps` counts them)
+    budget_tokens: int | None = None
 
 
 def parse_timeout(text: str) -> int:
@@ -67,27 +71,40 @@ def effective_limits(agent: RunLimits, asked: RunLimits) -> RunLimits:
         if asked.timeout_seconds is not None
         else agent.timeout_seconds,
         budget_usd=asked.budget_usd if asked.budget_usd is not None else agent.budget_usd,
+        budget_tokens=asked.budget_tokens
+        if asked.budget_tokens is not None
+        else agent.budget_tokens,
     )
 
 
+def check_tokens(tokens: int) -> int:
+    if not 0 < tokens <= BUDGET_MAX_TOKENS:
+        raise ValueError(f"a token cap is more than 0 and at most {BUDGET_MAX_TOKENS:,}")
+    return int(tokens)
+
+
 def limit_hit(
-    limits: RunLimits, *, running_seconds: float, cost_usd: float | None
+    limits: RunLimits, *, running_seconds: float, cost_usd: float | None, tokens: int = 0
 ) -> LimitOutcome | None:
     """The limit a run has reached, if any: its time first (it is what ends it for sure)."""
     if limits.timeout_seconds is not None and running_seconds >= limits.timeout_seconds:
         return "timed-out"
     if limits.budget_usd is not None and cost_usd is not None and cost_usd >= limits.budget_usd:
         return "budget-exceeded"
+    if limits.budget_tokens is not None and tokens >= limits.budget_tokens:
+        return "budget-exceeded"
     return None
 
 
 __all__ = [
+    "BUDGET_MAX_TOKENS",
     "BUDGET_MAX_USD",
     "TIMEOUT_MAX_SECONDS",
     "LimitOutcome",
     "RunLimits",
     "check_budget",
     "check_timeout",
+    "check_tokens",
     "effective_limits",
     "limit_hit",
     "parse_timeout",

@@ -132,10 +132,17 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     timeout_seconds: int | None = None
     #: version 4: the run is ended once its cost reaches this (`budget-exceeded`)
     budget_usd: float | None = None
+    #: version 4: the run is ended once its tokens reach this (`budget-exceeded`); left out
+    #: when unset, so a document without it keeps its hash
+    budget_tokens: int | None = None
 
     @property
     def limits(self) -> RunLimits:
-        return RunLimits(timeout_seconds=self.timeout_seconds, budget_usd=self.budget_usd)
+        return RunLimits(
+            timeout_seconds=self.timeout_seconds,
+            budget_usd=self.budget_usd,
+            budget_tokens=self.budget_tokens,
+        )
 
 
 def run_args(agent: AgentDefinition, request: PolicyRequest) -> tuple[str, ...]:
@@ -190,6 +197,7 @@ def build_policy(
         args_digest=args_digest_of(run_args(agent, request)),
         timeout_seconds=limits.timeout_seconds,
         budget_usd=limits.budget_usd,
+        budget_tokens=limits.budget_tokens,
     )
 
 

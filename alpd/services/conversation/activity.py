@@ -20,6 +20,7 @@ import psutil
 
 from alpd import __version__
 from alpd.clock import iso
+from alpd.domain.budgets.levels import burn_per_hour, forecast
 from alpd.errors import InvalidArgument
 from alpd.services.context import Caller
 from alpd.services.schedules.service import ScheduleService, coalesce_key, parse_time, rule_text
@@ -72,6 +73,10 @@ def _tokens(usage: m.Usage | None) -> int:
 
 def _job(row: RunningJob, now: datetime) -> m.PsJob:
     begun = parse_time(row.started_at or row.created_at)
+    running = max((now - begun).total_seconds(), 0.0)
+    remaining = None if row.timeout_seconds is None else row.timeout_seconds - running
+    burn = burn_per_hour(row.cost_usd, running)
+    ahead = forecast(row.cost_usd, running, remaining)
     return m.PsJob(
         execution_id=row.id,
         root_id=row.root_id,
@@ -90,6 +95,9 @@ def _job(row: RunningJob, now: datetime) -> m.PsJob:
         usage=row.usage,
         tokens=_tokens(row.usage),
         cost_usd=row.cost_usd,
+        burn_usd_per_hour=None if burn is None else round(burn, 6),
+        forecast_usd=None if ahead is None else round(ahead, 6),
+        timeout_seconds=row.timeout_seconds,
     )
 
 

@@ -143,7 +143,11 @@ class Executions:
             runtime=agent.runtime,
             cwd=params.cwd,
             args=tuple(params.args),
-            limits=RunLimits(timeout_seconds=params.timeout_seconds, budget_usd=params.budget_usd),
+            limits=RunLimits(
+                timeout_seconds=params.timeout_seconds,
+                budget_usd=params.budget_usd,
+                budget_tokens=params.budget_tokens,
+            ),
         )
         config = self.agents.runtime(agent.runtime)
         policy = build_policy(agent, request, None)

@@ -15,16 +15,28 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import msgspec
 import structlog
 
-from alpd.domain.runs.limits import LimitOutcome, limit_hit
+from alpd.domain.runs.limits import LimitOutcome, RunLimits, limit_hit
 from alpd.errors import AlpError
 from alpd.services.runs.executions import Executions
 from alpd.services.runs.graph import end_graph
 from alpd.services.runs.rows import verified_policy
 from alpd.store.runs import running_headless
+from protocol import messages as m
 
 log = structlog.get_logger("alpd.runs")
+
+_usage = msgspec.json.Decoder(m.Usage)
+
+
+def tokens_of(usage: str | None) -> int:
+    """Input + output + cache tokens of a stored usage (as `alp ps` counts them)."""
+    if not usage:
+        return 0
+    u = _usage.decode(usage)
+    return u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_creation_tokens
 
 
 async def enforce_limits(ex: Executions) -> list[tuple[str, LimitOutcome]]:
@@ -36,13 +48,15 @@ async def enforce_limits(ex: Executions) -> list[tuple[str, LimitOutcome]]:
             policy = verified_policy(record)
         except AlpError:
             continue  # a tampered policy decides nothing; settle and show say so
-        if policy.timeout_seconds is None and policy.budget_usd is None:
+        limits = policy.limits
+        if limits == RunLimits():
             continue
         started = datetime.fromisoformat(record.started_at or record.created_at)
         hit = limit_hit(
-            policy.limits,
+            limits,
             running_seconds=(now - started).total_seconds(),
             cost_usd=record.cost_usd,
+            tokens=tokens_of(record.usage),
         )
         if hit is None:
             continue
@@ -52,6 +66,7 @@ async def enforce_limits(ex: Executions) -> list[tuple[str, LimitOutcome]]:
             outcome=hit,
             timeout_seconds=policy.timeout_seconds,
             budget_usd=policy.budget_usd,
+            budget_tokens=policy.budget_tokens,
             cost_usd=record.cost_usd,
         )
         await end_graph(ex, record, hit)
@@ -59,4 +74,4 @@ async def enforce_limits(ex: Executions) -> list[tuple[str, LimitOutcome]]:
     return ended
 
 
-__all__ = ["enforce_limits"]
+__all__ = ["enforce_limits", "tokens_of"]

@@ -4,12 +4,14 @@ alp opens in the background), as one store unit run under the thread's lease.
 In order: the thread is the caller's and open (THREAD_CLOSED); its revision is bumped first —
 of two continues that read the same revision, the loser learns it is stale
 (THREAD_REVISION_CONFLICT), not merely that a root runs; no root may be unsettled
-(THREAD_BUSY); the whole context chain is verified from genesis (every root's binding
-against it); the new root's policy is bound to the head snapshot; its session context (the
-snapshot, then the derived sections: recap, tail, what woke it, then the memories chosen for
-it, `alpd.services.memory.root_context`) is written into its run directory; the root is
-inserted `reserved` with its seed checkpoint, the record of what derived context and which
-memory versions it was given, and the caller's own writes (`in_unit`).
+(THREAD_BUSY); neither the thread nor the schedule firing it is at its hard budget
+(BUDGET_EXCEEDED, docs/budgets.md); the whole context chain is verified from genesis (every
+root's binding against it); the new root's policy is bound to the head snapshot; its session
+context (the snapshot, then the derived sections: recap, tail, what woke it, then the
+memories chosen for it, `alpd.services.memory.root_context`) is written into its run
+directory; the root is inserted `reserved` with its seed checkpoint, the record of what
+derived context and which memory versions it was given, and the caller's own writes
+(`in_unit`).
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from alpd.domain.budgets.levels import describe, level
 from alpd.domain.memory.settings import MemorySettings
 from alpd.domain.recap.config import RecapSettings
 from alpd.domain.runs.agents import AgentDefinition, RuntimeConfig
 from alpd.domain.runs.policy import Policy, PolicyRequest, ThreadBinding, build_policy, run_args
 from alpd.domain.threads.context import seed_checkpoint
 from alpd.domain.threads.session_context import render_session_context
-from alpd.errors import ThreadClosed
+from alpd.errors import BudgetExceeded, ThreadClosed
 from alpd.files import write_private_file
 from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext, LaunchSpec, RuntimeAdapter
 from alpd.services.context import Caller
@@ -35,6 +38,7 @@ from alpd.services.runs.dirs import Paths
 from alpd.services.runs.rows import execution_from_record, load_execution
 from alpd.services.threads.lifecycle import check_owner, refuse_if_busy
 from alpd.services.threads.snapshots import load_chain
+from alpd.store.budgets import StoredBudget, budget_rows, budgets_for_root
 from alpd.store.db import Store, Tx, Unit
 from alpd.store.runs import ConstraintRefused, insert_execution, next_sequence
 from alpd.store.threads.shell import bump_revision, load_thread
@@ -96,6 +100,7 @@ def reserve_root(
             sets=thread_sets,
         )
         await refuse_if_busy(tx, params.thread_id)
+        await refuse_over_budget(tx, params.thread_id, request.origin.schedule_id)
         # The whole chain from genesis and every root's binding against it: nothing is
         # built on a context rewritten anywhere in its history.
         snapshot, digest = await load_chain(tx, params.thread_id, thread_row.context_revision)
@@ -175,4 +180,46 @@ def reserve_root(
     return unit
 
 
-__all__ = ["InUnit", "Prepared", "Reserved", "reserve_root"]
+__all__ = [
+    "InUnit",
+    "Prepared",
+    "Reserved",
+    "check_budgets",
+    "refuse_over_budget",
+    "reserve_root",
+]
+
+
+async def refuse_over_budget(tx: Tx, thread_id: str, schedule_id: str | None) -> None:
+    """BUDGET_EXCEEDED if the thread, or the schedule firing this root, is at its hard
+    budget: the spend counts every execution so far, so the next root would only add to it."""
+    _refuse_if_hard(await budgets_for_root(tx, thread_id, schedule_id), thread_id)
+
+
+async def check_budgets(store: Store, thread_id: str, schedule_id: str | None) -> None:
+    """The same refusal before a push or a fire is stored (it would never run)."""
+    found = await budget_rows(store, "thread", [thread_id])
+    if schedule_id is not None:
+        found += await budget_rows(store, "schedule", [schedule_id])
+    _refuse_if_hard(found, thread_id)
+
+
+def _refuse_if_hard(budgets: list[StoredBudget], thread_id: str) -> None:
+    for budget in budgets:
+        if level(budget.limits, budget.spend) != "hard":
+            continue
+        what = describe(budget.scope, budget.limits, budget.spend)
+        how = (
+            f"`alp thread budget {thread_id} --usd N` raises it (or --clear)"
+            if budget.scope == "thread"
+            else f"`alp schedule rm {budget.target_id}` and a new one with a larger --total-usd"
+        )
+        raise BudgetExceeded(
+            f"{what}: no new root runs until it is raised; {how}",
+            scope=budget.scope,
+            targetId=budget.target_id,
+            usd=budget.limits.usd,
+            tokens=budget.limits.tokens,
+            spentUsd=round(budget.spend.cost_usd, 6),
+            spentTokens=budget.spend.tokens,
+        )

@@ -2,5 +2,6 @@
 them.
 
 May import alpd.domain, alpd.store, services.context, services.threads, services.runs and
-services.conversation (a fire wakes its thread); never a door.
+services.conversation (a fire wakes its thread), services.budgets (a schedule's budget);
+never a door.
 """

@@ -34,11 +34,13 @@ from alpd.domain.schedules.plan import (
 )
 from alpd.domain.secrets.filter import redact
 from alpd.errors import InvalidArgument, ScheduleInvalid, ScheduleNotFound, ThreadClosed
+from alpd.services.budgets.service import limits_from
 from alpd.services.context import Caller
 from alpd.services.conversation.wake import agent_for_thread, prepare_background_root
 from alpd.services.runs.executions import Executions
 from alpd.services.threads.lifecycle import check_owner
 from alpd.store import schedules as store
+from alpd.store.budgets import clear_budget, set_budget
 from alpd.store.db import Tx
 from alpd.store.schedules import RunStats, ScheduleRow
 from alpd.store.threads.shell import load_thread
@@ -171,6 +173,11 @@ class ScheduleService:
         )
         at = iso(now)
         first = next_fire(rule, now)
+        budget = None
+        if params.total_usd is not None or params.total_tokens is not None:
+            budget = limits_from(params.total_usd, params.soft_usd, params.total_tokens, None)
+        elif params.soft_usd is not None:
+            raise InvalidArgument("a soft budget needs a hard one: give --total-usd too")
 
         async def unit(tx: Tx) -> None:
             thread = await load_thread(tx, params.thread_id)
@@ -201,6 +208,8 @@ class ScheduleService:
                     budget_usd=params.budget_usd,
                 ),
             )
+            if budget is not None:
+                await set_budget(tx, "schedule", schedule_id, caller.uid, budget, at)
 
         await self.d.store.write(unit)
         return await self._changed(caller, schedule_id, "created")
@@ -243,6 +252,7 @@ class ScheduleService:
         async def unit(tx: Tx) -> None:
             await withdraw_queued_fire(tx, row.id, "the schedule was deleted")
             await store.delete_schedule(tx, row.id)
+            await clear_budget(tx, "schedule", row.id)
 
         await self.d.store.write(unit)
         self.publish(schedule, "deleted")

@@ -1,0 +1,205 @@
+"""Budgets of threads and schedules: set and read (`thread/budget`; a schedule's is given at
+`schedule/create`), held while roots run, and announced.
+
+Each pass of the reconciler (`enforce`, every 2 s) reads the running headless roots and the
+budgets of their threads and of the schedules that fired them, with the spend so far (every
+execution's `costUsd` and tokens, which the history sync keeps current while a run goes on).
+A budget at its hard limit ends the root through the cancel path (`budget-exceeded`, as a
+run's own cap does); at its soft limit it is announced. A settle checks the thread's budgets
+again (the last response lands in the cost at the settle's sync), so an interactive root —
+which no limit ends: the person is at its terminal — warns too.
+
+An announcement goes to every door once per level per budget (`warned`, reset when the
+budget is set again): `budget/warning` on `events/subscribe` (editors, the web page), a
+desktop notification as reports send, and the chat channels' notices of kind `budget`
+(`on_warning`, wired by the assembly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import msgspec
+import structlog
+
+from alpd.desktop import notify_desktop
+from alpd.domain.budgets.levels import Level, Limits, check_limits, describe, level, worse
+from alpd.errors import AlpError, InvalidArgument
+from alpd.services.context import Caller
+from alpd.services.runs.executions import Executions
+from alpd.services.runs.graph import end_graph
+from alpd.store import budgets as store
+from alpd.store.budgets import StoredBudget
+from alpd.store.db import Tx
+from alpd.store.runs import ExecutionRecord, execution_by_id, running_headless
+from alpd.store.threads.shell import find_thread
+from protocol import jsonrpc
+from protocol import messages as m
+
+log = structlog.get_logger("alpd.budgets")
+
+_origin = msgspec.json.Decoder(m.Origin)
+
+OnWarning = Callable[[m.BudgetWarning], Awaitable[None]]
+
+
+def budget_wire(budget: StoredBudget) -> m.Budget:
+    limits = budget.limits
+    return m.Budget(
+        scope=budget.scope,  # type: ignore[arg-type]
+        target_id=budget.target_id,
+        level=level(limits, budget.spend),
+        usd=limits.usd,
+        soft_usd=limits.soft_usd,
+        tokens=limits.tokens,
+        soft_tokens=limits.soft_tokens,
+        spent_usd=round(budget.spend.cost_usd, 6),
+        spent_tokens=budget.spend.tokens,
+        updated_at=budget.updated_at,
+    )
+
+
+def limits_from(usd: float | None, soft_usd: float | None, tokens: int | None,
+                soft_tokens: int | None) -> Limits:  # fmt: skip
+    """Checked limits, or INVALID_ARGUMENT saying what is wrong."""
+    try:
+        return check_limits(
+            Limits(usd=usd, soft_usd=soft_usd, tokens=tokens, soft_tokens=soft_tokens)
+        )
+    except ValueError as exc:
+        raise InvalidArgument(str(exc)) from None
+
+
+class BudgetService:
+    def __init__(self, ex: Executions) -> None:
+        self.ex = ex
+        self.d = ex.d
+        #: more doors to tell (the chat channels)
+        self.on_warning: list[OnWarning] = []
+
+    # thread/budget
+
+    async def thread_budget(
+        self, caller: Caller, params: m.ThreadBudgetParams
+    ) -> m.ThreadBudgetResult:
+        thread = await self.ex.threads.get(caller, params.thread_id)
+        given = (params.usd, params.soft_usd, params.tokens, params.soft_tokens)
+        at = self.d.clock.now_iso()
+        if params.clear:
+            if any(v is not None for v in given):
+                raise InvalidArgument("clear takes no limits: clear, or set new ones")
+
+            async def clear(tx: Tx) -> None:
+                await store.clear_budget(tx, "thread", thread.id)
+
+            await self.d.store.write(clear)
+        elif any(v is not None for v in given):
+            limits = limits_from(*given)
+
+            async def set_(tx: Tx) -> None:
+                await store.set_budget(tx, "thread", thread.id, caller.uid, limits, at)
+
+            await self.d.store.write(set_)
+        rows = await store.budget_rows(self.d.store, "thread", [thread.id])
+        return m.ThreadBudgetResult(budget=budget_wire(rows[0]) if rows else None)
+
+    async def listed(self, caller: Caller) -> list[m.Budget]:
+        """The caller's budgets with their spend (`alp ps`)."""
+        return [budget_wire(b) for b in await store.owned_budgets(self.d.store, caller.uid)]
+
+    # held
+
+    async def enforce(self) -> list[str]:
+        """End every running headless root whose thread or schedule is at its hard budget;
+        announce soft ones. The ids of the roots ended."""
+        roots = [r for r in await running_headless(self.d.store) if r.is_root and r.thread_id]
+        if not roots:
+            return []
+        budgets = await self._budgets_of(roots)
+        ended: list[str] = []
+        for record in roots:
+            mine = [b for b in budgets if _counts(b, record)]
+            worst: Level = "ok"
+            for budget in mine:
+                reached = level(budget.limits, budget.spend)
+                worst = worse(worst, reached)
+                if reached != "ok":
+                    await self._warn(budget, reached, record)
+            if worst == "hard":
+                log.info("budget_reached", execution=record.id, thread=record.thread_id)
+                try:
+                    await end_graph(self.ex, record, "budget-exceeded")
+                except AlpError:
+                    log.exception("budget_end_failed", execution=record.id)
+                    continue
+                ended.append(record.id)
+        return ended
+
+    async def after_settle(self, execution_id: str) -> None:
+        """The settle's sync brought the last cost in: announce what it crossed."""
+        record = await execution_by_id(self.d.store, execution_id)
+        if record is None or not record.is_root or record.thread_id is None:
+            return
+        for budget in await self._budgets_of([record]):
+            if _counts(budget, record):
+                reached = level(budget.limits, budget.spend)
+                if reached != "ok":
+                    await self._warn(budget, reached, record)
+
+    async def _budgets_of(self, roots: list[ExecutionRecord]) -> list[StoredBudget]:
+        threads = sorted({r.thread_id for r in roots if r.thread_id})
+        schedules = sorted({s for r in roots if (s := _schedule_of(r))})
+        return [
+            *await store.budget_rows(self.d.store, "thread", threads),
+            *await store.budget_rows(self.d.store, "schedule", schedules),
+        ]
+
+    async def _warn(self, budget: StoredBudget, reached: Level, record: ExecutionRecord) -> None:
+        async def unit(tx: Tx) -> bool:
+            return await store.mark_warned(
+                tx, budget.scope, budget.target_id, reached, budget.updated_at
+            )
+
+        if not await self.d.store.write(unit):
+            return  # announced already (or the budget changed since it was read)
+        assert record.thread_id is not None
+        title = (await find_thread(self.d.store, record.thread_id)).title
+        what = describe(budget.scope, budget.limits, budget.spend)
+        if reached == "hard":
+            message = (
+                f"{what}: hard limit reached — the running root is ended (budget-exceeded) and "
+                "no new root runs until the budget is raised"
+            )
+        else:
+            message = f"{what}: soft limit reached"
+        warning = m.BudgetWarning(
+            budget=budget_wire(budget),
+            thread_id=record.thread_id,
+            execution_id=record.id,
+            thread_title=title,
+            message=message,
+        )
+        log.info("budget_warning", scope=budget.scope, target=budget.target_id, level=reached)
+        frame = jsonrpc.encode_notification("budget/warning", warning)
+        self.d.events.publish("budget/warning", frame, record.thread_id)
+        await notify_desktop(f"alp: {title or record.thread_id} — budget", message)
+        for listener in self.on_warning:
+            try:
+                await listener(warning)
+            except Exception:
+                log.exception("budget_listener_failed")
+
+
+def _schedule_of(record: ExecutionRecord) -> str | None:
+    if record.kind != "scheduled":
+        return None
+    return _origin.decode(record.origin).schedule_id
+
+
+def _counts(budget: StoredBudget, record: ExecutionRecord) -> bool:
+    if budget.scope == "thread":
+        return budget.target_id == record.thread_id
+    return budget.target_id == _schedule_of(record)
+
+
+__all__ = ["BudgetService", "budget_wire", "limits_from"]

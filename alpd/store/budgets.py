@@ -1,0 +1,146 @@
+"""SQL over `budgets` (migration V24): a thread's or a schedule's limits, and what its
+executions spent — every execution of the thread (roots and what they delegated), or every
+execution a schedule fired. Tokens are input + output + cache, as `alp ps` counts them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from alpd.domain.budgets.levels import Limits, Spend
+from alpd.store.db import Store, Tx
+
+__all__ = [
+    "StoredBudget",
+    "budget_rows",
+    "budgets_for_root",
+    "clear_budget",
+    "mark_warned",
+    "owned_budgets",
+    "set_budget",
+]
+
+_TOKENS = (
+    "coalesce(json_extract(usage, '$.inputTokens'), 0)"
+    " + coalesce(json_extract(usage, '$.outputTokens'), 0)"
+    " + coalesce(json_extract(usage, '$.cacheReadTokens'), 0)"
+    " + coalesce(json_extract(usage, '$.cacheCreationTokens'), 0)"
+)
+#: what a schedule's executions are: the roots it fired and what they delegated
+_FIRED = (
+    "root_id IN (SELECT id FROM executions WHERE kind = 'scheduled'"
+    " AND json_extract(origin, '$.scheduleId') = b.target_id)"
+)
+#: a budget with its spend (scalar subqueries: the thread's executions or the schedule's)
+_WITH_SPEND = f"""
+    SELECT b.*,
+        CASE b.scope
+            WHEN 'thread' THEN (SELECT coalesce(sum(cost_usd), 0.0) FROM executions
+                WHERE thread_id = b.target_id)
+            ELSE (SELECT coalesce(sum(cost_usd), 0.0) FROM executions WHERE {_FIRED})
+        END AS spent_usd,
+        CASE b.scope
+            WHEN 'thread' THEN (SELECT coalesce(sum({_TOKENS}), 0) FROM executions
+                WHERE thread_id = b.target_id)
+            ELSE (SELECT coalesce(sum({_TOKENS}), 0) FROM executions WHERE {_FIRED})
+        END AS spent_tokens
+    FROM budgets b
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBudget:
+    scope: str
+    target_id: str
+    owner_uid: int
+    limits: Limits
+    spend: Spend
+    #: the level a warning was last sent for since the budget was set (None: none yet)
+    warned: str | None
+    updated_at: str
+
+
+def _budget(row: sqlite3.Row) -> StoredBudget:
+    return StoredBudget(
+        scope=row["scope"],
+        target_id=row["target_id"],
+        owner_uid=row["owner_uid"],
+        limits=Limits(
+            usd=row["usd"],
+            soft_usd=row["soft_usd"],
+            tokens=row["tokens"],
+            soft_tokens=row["soft_tokens"],
+        ),
+        spend=Spend(cost_usd=float(row["spent_usd"] or 0.0), tokens=int(row["spent_tokens"] or 0)),
+        warned=row["warned"],
+        updated_at=row["updated_at"],
+    )
+
+
+# reading
+
+
+async def budget_rows(store: Store, scope: str, target_ids: list[str]) -> list[StoredBudget]:
+    """The budgets of these threads or schedules, with their spend."""
+    if not target_ids:
+        return []
+    marks = ", ".join("?" for _ in target_ids)
+    rows = await store.fetchall(
+        f"{_WITH_SPEND} WHERE b.scope = ? AND b.target_id IN ({marks})", (scope, *target_ids)
+    )
+    return [_budget(row) for row in rows]
+
+
+async def owned_budgets(store: Store, owner_uid: int) -> list[StoredBudget]:
+    """Every budget of the owner, with its spend (`alp ps`)."""
+    rows = await store.fetchall(
+        f"{_WITH_SPEND} WHERE b.owner_uid = ? ORDER BY b.scope, b.target_id LIMIT 1000",
+        (owner_uid,),
+    )
+    return [_budget(row) for row in rows]
+
+
+async def budgets_for_root(tx: Tx, thread_id: str, schedule_id: str | None) -> list[StoredBudget]:
+    """The budgets a new root of this thread (fired by this schedule, if any) counts against,
+    read inside the reserving transaction."""
+    async with tx.execute(
+        f"{_WITH_SPEND} WHERE (b.scope = 'thread' AND b.target_id = ?)"
+        " OR (b.scope = 'schedule' AND b.target_id = ?)",
+        (thread_id, schedule_id or ""),
+    ) as cur:
+        rows = await cur.fetchall()
+    return [_budget(row) for row in rows]
+
+
+# writing (each inside its caller's unit of work)
+
+
+async def set_budget(
+    tx: Tx, scope: str, target_id: str, owner_uid: int, limits: Limits, at: str
+) -> None:
+    """Replace the budget (a new one warns afresh)."""
+    await tx.execute(
+        "INSERT INTO budgets (scope, target_id, owner_uid, usd, soft_usd, tokens, soft_tokens,"
+        " warned, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)"
+        " ON CONFLICT (scope, target_id) DO UPDATE SET usd = excluded.usd,"
+        " soft_usd = excluded.soft_usd, tokens = excluded.tokens,"
+        " soft_tokens = excluded.soft_tokens, warned = NULL, updated_at = excluded.updated_at",
+        (scope, target_id, owner_uid, limits.usd, limits.soft_usd, limits.tokens,
+         limits.soft_tokens, at),
+    )  # fmt: skip
+
+
+async def clear_budget(tx: Tx, scope: str, target_id: str) -> None:
+    await tx.execute("DELETE FROM budgets WHERE scope = ? AND target_id = ?", (scope, target_id))
+
+
+async def mark_warned(tx: Tx, scope: str, target_id: str, level: str, updated_at: str) -> bool:
+    """Record that `level` was announced; False if it was already (or the budget changed
+    since it was read: `updated_at` no longer matches)."""
+    async with tx.execute(
+        "UPDATE budgets SET warned = ? WHERE scope = ? AND target_id = ? AND updated_at = ?"
+        " AND (warned IS NULL OR (warned = 'soft' AND ? = 'hard'))",
+        (level, scope, target_id, updated_at, level),
+    ) as cur:
+        return cur.rowcount == 1
