@@ -77,7 +77,6 @@ from alpd.services.conversation.wake import (
     require_thread_agent,
 )
 from alpd.services.runs.executions import Executions
-from alpd.services.runs.reserve import check_budgets
 from alpd.store.conversation.delivery import (
     claim_round,
     delivery_state,
@@ -178,9 +177,7 @@ class DeliveryService:
         agent = await agent_for_thread(self.ex, sub.thread_id, sub.agent)
         envelope = envelope_line(sub.source)
         if check_runnable:
-            # Over its thread's or schedule's hard budget: refused, not stored to fail later.
-            await check_budgets(self.d.store, sub.thread_id, sub.origin.schedule_id)
-            # Missing agent or program, a command with no arguments: say so now.
+            # Missing agent or program, a command with no arguments, over budget: say so now.
             await prepare_background_root(
                 self.ex,
                 sub.thread_id,

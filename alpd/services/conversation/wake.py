@@ -21,7 +21,7 @@ from alpd.domain.runs.policy import Origin, SessionKind
 from alpd.errors import InvalidArgument, KindNotAllowed, ThreadClosed, ThreadNotFound
 from alpd.services.context import Caller
 from alpd.services.runs.executions import DEFAULT_AGENT, Executions
-from alpd.services.runs.reserve import InUnit, Prepared
+from alpd.services.runs.reserve import InUnit, Prepared, check_budgets
 from alpd.services.threads.lifecycle import check_owner
 from alpd.store.conversation.delivery import (
     ThreadState,
@@ -120,10 +120,12 @@ async def prepare_background_root(
 ) -> tuple[Caller, m.ContinueParams, Prepared]:
     """Everything about the root but whether the thread is busy: refuses (THREAD_NOT_FOUND,
     PERMISSION_DENIED for a `requested_by` who is not the owner, THREAD_CLOSED,
-    AGENT_NOT_FOUND, RUNTIME_UNAVAILABLE, INVALID_ARGUMENT …) before anything is written.
+    AGENT_NOT_FOUND, RUNTIME_UNAVAILABLE, INVALID_ARGUMENT, BUDGET_EXCEEDED for a thread or
+    schedule at its hard budget …) before anything is written.
     `limits` (seconds, USD): the root's own; None: a scheduled origin's schedule's."""
     thread = await _open_thread(ex, thread_id, requested_by)
     caller = owner_caller(thread.owner_uid)
+    await check_budgets(ex.d.store, thread_id, origin.schedule_id)
     if limits is None and origin.schedule_id is not None:
         limits = await schedule_limits(ex.d.store, origin.schedule_id)
     timeout_seconds, budget_usd = limits or (None, None)
