@@ -146,7 +146,14 @@ def test_the_live_connection_survives_a_daemon_restart(
 
 
 def test_the_client_module_never_imports_vscode(compiled: Path) -> None:
-    for name in ("client.js", "render.js", "connection.js"):
+    for name in (
+        "client.js",
+        "render.js",
+        "connection.js",
+        "clock.js",
+        "transcript.js",
+        "views.js",
+    ):
         assert 'require("vscode")' not in (compiled / "src" / name).read_text()
 
 
@@ -162,4 +169,4 @@ def test_the_extension_packs_with_vsce(compiled: Path, tmp_path: Path) -> None:
     assert "extension/node_modules/vscode-jsonrpc/package.json" in names
     assert not any(name.startswith("extension/out/test/") for name in names)
     views = {view["id"] for view in manifest["contributes"]["views"]["alp"]}
-    assert views == {"alp.threads", "alp.running"}
+    assert views == {"alp.threads", "alp.running", "alp.memory"}

@@ -155,6 +155,157 @@ export interface Changed {
   change: string;
 }
 
+/** A tool call of a transcript, with its result (`full`: whole, else its first 200
+ *  characters). */
+export interface TranscriptTool {
+  name: string;
+  input?: string;
+  result?: string | null;
+  isError?: boolean;
+  callId?: string | null;
+  truncated?: boolean;
+}
+
+/** One item of a thread's conversation (docs/transcript.md, "Items"). */
+export interface TranscriptItem {
+  cursor: string;
+  type: string;
+  rootId?: string | null;
+  sequence?: number | null;
+  executionId?: string | null;
+  at?: string | null;
+  speaker?: "person" | "assistant" | "tool" | "system" | "alp";
+  text?: string;
+  tool?: TranscriptTool | null;
+  envelope?: string | null;
+  source?: string | null;
+  threadId?: string | null;
+  labels?: string[];
+  status?: string | null;
+  model?: string | null;
+}
+
+export interface TranscriptRoot {
+  id: string;
+  sequence: number;
+  runtime: string;
+  agent: string;
+  kind: string;
+  status: string;
+  outcome?: string | null;
+  costUsd?: number | null;
+  labels?: string[];
+}
+
+/** `thread/transcript`: a page, oldest first. */
+export interface TranscriptPage {
+  threadId: string;
+  items: TranscriptItem[];
+  roots: TranscriptRoot[];
+  previous?: string | null;
+  next?: string;
+  moreBefore?: boolean;
+  moreAfter?: boolean;
+}
+
+/** The `thread/transcript` notification: items written while a root runs. */
+export interface TranscriptItems {
+  threadId: string;
+  items: TranscriptItem[];
+  roots: TranscriptRoot[];
+}
+
+export interface TranscriptParams {
+  before?: string;
+  after?: string;
+  limit?: number;
+  root?: number;
+  full?: boolean;
+}
+
+export type MemoryKind = "fact" | "convention" | "preference" | "lesson";
+export type MemoryScope = "workspace" | "global";
+
+/** A memory as it stands (its newest version). */
+export interface Memory {
+  id: string;
+  kind: MemoryKind;
+  scope: MemoryScope;
+  text: string;
+  status: "active" | "superseded" | "retracted";
+  version: number;
+  digest: string;
+  confirmedAt: string;
+  createdAt: string;
+  updatedAt: string;
+  workspace?: string | null;
+  threadId?: string | null;
+  filePath?: string | null;
+}
+
+export interface MemoryVersion {
+  version: number;
+  text: string;
+  status: string;
+  change: string;
+  at: string;
+  confirmedAt: string;
+  digest: string;
+}
+
+export interface MemoryShow {
+  memory: Memory;
+  versions: MemoryVersion[];
+  citation: {
+    text: string;
+    threadId?: string | null;
+    threadTitle?: string | null;
+    threadExists?: boolean;
+    contextRevision?: number | null;
+    lineText?: string | null;
+  };
+}
+
+export interface MemoryList {
+  memories: Memory[];
+  tampered?: string[];
+}
+
+export interface MemoryReview {
+  stale: Memory[];
+  changed: { memory: Memory; filePath: string; thenSha256?: string | null; nowSha256?: string | null }[];
+  confirmed?: Memory[];
+}
+
+/** `thread/diff`: what a root (a step) changed in the workspace's files. */
+export interface ThreadDiff {
+  threadId: string;
+  step: string;
+  workspace: string;
+  files: { path: string; status: string; added?: number | null; deleted?: number | null }[];
+  patch?: string;
+  patchTruncated?: boolean;
+  executionId?: string | null;
+  root?: number | null;
+  running?: boolean;
+  skipped?: { path: string; reason: string; bytes?: number | null }[];
+  skippedMore?: number;
+}
+
+/** `thread/restore`: what it changed (or, for a dry run, would change). */
+export interface ThreadRestore {
+  threadId: string;
+  undone: string;
+  workspace: string;
+  changes: { path: string; action: "write" | "delete" | "skip"; why: string }[];
+  dryRun?: boolean;
+  step?: string | null;
+  changesMore?: number;
+}
+
+/** The notifications the extension's live connection subscribes to. */
+export const EVENTS = ["thread/changed", "execution/changed", "thread/transcript"] as const;
+
 /** A domain error of the wire contract: `name` is its symbolic name (THREAD_NOT_FOUND, …). */
 export class AlpError extends Error {
   constructor(
@@ -362,14 +513,58 @@ export class AlpClient {
     return this.request("daemon/ps", { all });
   }
 
-  /** Live changes: `thread/changed` and `execution/changed` notifications go to `listener`. */
-  async subscribe(listener: (method: string, params: Changed) => void): Promise<string[]> {
-    for (const method of ["thread/changed", "execution/changed"]) {
-      this.connection.onNotification(method, (params: Changed) => listener(method, params));
+  /** A page of a thread's transcript (no cursor: the newest page). */
+  transcript(threadId: string, params: TranscriptParams = {}, request?: RequestOptions): Promise<TranscriptPage> {
+    return this.request("thread/transcript", { threadId, ...params }, request);
+  }
+
+  /** What a root (default: the last step) changed in the files. */
+  diff(threadId: string, root?: number, request?: RequestOptions): Promise<ThreadDiff> {
+    return this.request("thread/diff", root === undefined ? { threadId } : { threadId, root }, request);
+  }
+
+  /** Put the files back to before root `root` (default: undo the last step, a restore too). */
+  restore(threadId: string, options: { root?: number; force?: boolean; dryRun?: boolean } = {}): Promise<ThreadRestore> {
+    return this.request("thread/restore", { threadId, ...options });
+  }
+
+  memoryList(params: { cwd?: string; all?: boolean; retracted?: boolean; query?: string } = {}, request?: RequestOptions): Promise<MemoryList> {
+    return this.request("memory/list", params, request);
+  }
+
+  memoryShow(id: string, request?: RequestOptions): Promise<MemoryShow> {
+    return this.request("memory/show", { id }, request);
+  }
+
+  memoryAdd(params: { text: string; kind?: MemoryKind; scope?: MemoryScope; cwd?: string; file?: string }): Promise<Memory> {
+    return this.request("memory/add", params);
+  }
+
+  /** A pinned line of a thread (its id, or its number) becomes a memory citing it. */
+  memoryPromote(thread: string, pin: string, scope?: MemoryScope): Promise<Memory> {
+    return this.request("memory/promote", scope ? { thread, pin, scope } : { thread, pin });
+  }
+
+  memorySupersede(id: string, text: string): Promise<Memory> {
+    return this.request("memory/supersede", { id, text });
+  }
+
+  memoryRetract(id: string): Promise<Memory> {
+    return this.request("memory/retract", { id });
+  }
+
+  /** Stale and changed memories; `confirm`: these are still true (each a new version). */
+  memoryReview(params: { cwd?: string; days?: number; confirm?: string[] } = {}, request?: RequestOptions): Promise<MemoryReview> {
+    return this.request("memory/review", params, request);
+  }
+
+  /** Live changes: `thread/changed`, `execution/changed` and `thread/transcript`
+   *  notifications go to `listener`. */
+  async subscribe(listener: (method: string, params: Changed & Partial<TranscriptItems>) => void): Promise<string[]> {
+    for (const method of EVENTS) {
+      this.connection.onNotification(method, (params: Changed & Partial<TranscriptItems>) => listener(method, params));
     }
-    const result = await this.request<{ subscribed: string[] }>("events/subscribe", {
-      events: ["thread/changed", "execution/changed"],
-    });
+    const result = await this.request<{ subscribed: string[] }>("events/subscribe", { events: [...EVENTS] });
     return result.subscribed;
   }
 

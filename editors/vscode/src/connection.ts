@@ -1,7 +1,7 @@
 // The extension's one connection to alpd, kept alive: it subscribes to live changes, notices
 // when the daemon goes away (a restart, a crash), says so, reconnects with back-off,
 // resubscribes and tells the views to refresh. No `vscode` import: tested under plain Node.
-import { AlpClient, AlpError, CLIENT_ERROR_CODE, Changed } from "./client";
+import { AlpClient, AlpError, CLIENT_ERROR_CODE, Changed, TranscriptItems } from "./client";
 
 export type LinkState =
   | { state: "connecting" }
@@ -52,11 +52,14 @@ export class LiveConnection {
   private current: LinkState = { state: "connecting" };
 
   private readonly changedEmitter = new Emitter<{ method: string; threadId?: string; params: Changed }>();
+  private readonly transcriptEmitter = new Emitter<TranscriptItems>();
   private readonly stateEmitter = new Emitter<LinkState>();
   private readonly reconnectedEmitter = new Emitter<void>();
 
   /** a live notification (thread/changed, execution/changed) */
   readonly onChanged = this.changedEmitter.on.bind(this.changedEmitter);
+  /** items a running root wrote (the thread/transcript notification) */
+  readonly onTranscript = this.transcriptEmitter.on.bind(this.transcriptEmitter);
   /** connecting / connected / disconnected (with why and when the next try is) */
   readonly onState = this.stateEmitter.on.bind(this.stateEmitter);
   /** connected again after a loss and resubscribed: every view should ask again */
@@ -97,6 +100,10 @@ export class LiveConnection {
       if (this.options.timeoutMs !== undefined) client.timeoutMs = this.options.timeoutMs;
       try {
         await client.subscribe((method, params) => {
+          if (method === "thread/transcript") {
+            if (params.threadId && params.items) this.transcriptEmitter.fire(params as TranscriptItems);
+            return;
+          }
           const threadId = params.thread?.id ?? params.execution?.threadId ?? undefined;
           this.changedEmitter.fire({ method, threadId, params });
         });
@@ -157,6 +164,7 @@ export class LiveConnection {
     this.client?.dispose();
     this.client = undefined;
     this.changedEmitter.clear();
+    this.transcriptEmitter.clear();
     this.stateEmitter.clear();
     this.reconnectedEmitter.clear();
   }

@@ -1,4 +1,5 @@
 // Text for the extension's views, from alpd's results. Pure (no `vscode` import).
+import { localTime } from "./clock";
 import type {
   ContextLine,
   Execution,
@@ -147,7 +148,7 @@ export function threadDetails(show: ThreadShow): string {
   lines.push(...gistLines(show));
   lines.push(`## Roots (${roots.length})`, "");
   for (const root of roots) {
-    lines.push(`- ${mdText(rootLabel(root))} · ${mdText(root.startedAt ?? root.createdAt)} · ${mdCode(root.id)}`);
+    lines.push(`- ${mdText(rootLabel(root))} · ${mdText(localTime(root.startedAt ?? root.createdAt))} · ${mdCode(root.id)}`);
   }
   lines.push("", `## Context (rev ${context.revision}, ${mdCode(context.digest)})`, "", ...contextLines(show));
   lines.push(`History: ${mdText(show.history.level)}, ${show.history.entries ?? 0} entries`, "");

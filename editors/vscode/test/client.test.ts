@@ -122,7 +122,7 @@ test("a change made elsewhere arrives as a live notification", async () => {
         resolve();
       }
     });
-    assert.deepEqual(subscribed.sort(), ["execution/changed", "thread/changed"]);
+    assert.deepEqual(subscribed.sort(), ["execution/changed", "thread/changed", "thread/transcript"]);
     await other.request("thread/create", { title: "made elsewhere", cwd: env("ALP_TEST_WORK") });
     await arrived;
     assert.equal(seen[0].change, "created");
