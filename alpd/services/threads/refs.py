@@ -13,7 +13,9 @@ A name is tried in this order, the first rule that matches deciding:
    least), among all the caller's threads.
 Several matches is THREAD_AMBIGUOUS, `data.candidates` listing them (id, title, status; at
 most CANDIDATES_MAX). None is THREAD_NOT_FOUND listing the titles that contain the words
-given, if any, and saying where the list is.
+given, else the titles close to it (`did you mean`: a letter or two wrong, missing or
+swapped; `alpd.domain.threads.names`, over the owner's newest `TITLES_COMPARED` titles), in
+the message and in `data.candidates`, and saying where the list is.
 
 Applied at the dispatch boundary to every `threadId` param (`resolve_params`), so each
 method takes every name without knowing of names; `handoff/send` (`target`, `from`) and
@@ -30,6 +32,7 @@ from typing import Final, TypeVar
 import msgspec
 
 from alpd.domain.ids import THREAD_PREFIX, has_prefix
+from alpd.domain.threads.names import TITLES_COMPARED, close_titles
 from alpd.errors import ThreadAmbiguous, ThreadNotFound
 from alpd.services.context import Caller
 from alpd.store.db import Store
@@ -38,6 +41,7 @@ from alpd.store.threads.refs import (
     ids_starting,
     last_touched,
     named_thread,
+    recent_titled,
     threads_titled,
     titles_containing,
 )
@@ -129,11 +133,21 @@ async def resolve_thread(store: Store, caller: Caller, ref: str) -> NamedThread:
             raise _ambiguous(ref, "have ids starting with", rows)
     near = await titles_containing(store, caller.uid, ref, limit=CANDIDATES_MAX)
     hint = f"; titles that contain it: {_listing(near)}" if near else ""
+    if not near:
+        near = await _close_titled(store, caller, ref)
+        hint = f"; did you mean {_listing(near)}?" if near else ""
     raise ThreadNotFound(
         f"no thread named {ref!r} (an id, an id prefix, a title or {LAST}){hint}; {_LIST_HINT}",
         ref=ref,
         candidates=[_candidate(r) for r in near],
     )
+
+
+async def _close_titled(store: Store, caller: Caller, ref: str) -> list[NamedThread]:
+    """The caller's threads whose title is close to `ref` (a mistyped title), closest first."""
+    rows = await recent_titled(store, caller.uid, limit=TITLES_COMPARED)
+    chosen = close_titles(ref, [row.title or "" for row in rows], limit=CANDIDATES_MAX)
+    return [rows[index] for index in chosen]
 
 
 def _id_prefix(ref: str) -> str | None:

@@ -13,6 +13,7 @@ __all__ = [
     "ids_starting",
     "last_touched",
     "named_thread",
+    "recent_titled",
     "threads_titled",
     "titles_containing",
 ]
@@ -71,6 +72,17 @@ async def titles_containing(
         f"SELECT {_COLUMNS} FROM threads WHERE owner_uid = ? AND status != 'archived' "
         "AND instr(lower(title), lower(?)) > 0 ORDER BY updated_at DESC LIMIT ?",
         (owner_uid, words, limit),
+    )
+    return [_named(row) for row in rows]
+
+
+async def recent_titled(store: Store, owner_uid: int, *, limit: int) -> list[NamedThread]:
+    """The owner's titled threads that are not archived, newest update first, at most
+    `limit` (what a mistyped title is compared with)."""
+    rows = await store.fetchall(
+        f"SELECT {_COLUMNS} FROM threads WHERE owner_uid = ? AND status != 'archived' "
+        "AND title IS NOT NULL AND title != '' ORDER BY updated_at DESC LIMIT ?",
+        (owner_uid, limit),
     )
     return [_named(row) for row in rows]
 

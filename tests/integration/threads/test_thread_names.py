@@ -129,3 +129,20 @@ def test_completion_offers_ids_and_unique_titles_from_the_daemon(
     script = d.cli("completion", "bash").stdout
     assert "_shtab_alp_thread_show_pos_0_COMPGEN=_alp_complete_threads" in script
     assert json.dumps("alp completion --threads")[1:-1] in script
+
+
+def test_a_mistyped_title_is_not_found_with_the_close_ones(d: DaemonProcess, work: Path) -> None:
+    pricing = create(d, work, "pricing page")
+    create(d, work, "billing")
+    error = error_of(d, "thread/show", {"threadId": "pricng page"})
+    assert error.name == "THREAD_NOT_FOUND"
+    assert f"did you mean {pricing} 'pricing page' (open)?" in error.message
+    assert [c["id"] for c in error.data["candidates"]] == [pricing]
+    done = d.cli("thread", "show", "Pricing Pgae")
+    assert done.returncode == 1
+    assert "THREAD_NOT_FOUND" in done.stderr and "did you mean" in done.stderr
+    assert "'pricing page'" in done.stderr and "billing" not in done.stderr
+    # words a title contains still come first; nothing alike offers nothing
+    assert "titles that contain it" in error_of(d, "thread/show", {"threadId": "pric"}).message
+    far = error_of(d, "thread/show", {"threadId": "kubernetes upgrade"})
+    assert "did you mean" not in far.message and far.data["candidates"] == []
