@@ -81,6 +81,8 @@ def schedule_detail(s: dict[str, Any]) -> str:
         timeout = duration(s["timeoutSeconds"]) if s.get("timeoutSeconds") else "the agent's"
         budget = f"${s['budgetUsd']:.2f}" if s.get("budgetUsd") else "the agent's"
         lines.append(f"  limits     each run ends after {timeout} or at {budget}")
+    if s.get("reportTo") is not None:
+        lines.append(f"  reports to {', '.join(s['reportTo'])} (and its thread)")
     if s.get("queuedFireAt"):
         lines.append(f"  queued     a fire of {local_time(s['queuedFireAt'])} waits for the thread")
     return "\n".join(lines)

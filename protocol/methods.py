@@ -482,6 +482,17 @@ METHODS: dict[str, MethodSpec] = {
         m.ChannelUnpairResult,
         "take a sender off a channel's allow-list",
     ),
+    "channel/mute": MethodSpec(
+        m.ChannelMuteParams,
+        m.ThreadMute,
+        "no chat is sent the thread's notices of these kinds (reports, handoffs, failures, "
+        "budget); answers, approvals and proposals still come",
+    ),
+    "channel/unmute": MethodSpec(
+        m.ChannelMuteParams,
+        m.ThreadMute,
+        "the thread's notices of these kinds (default: all) reach the chats again",
+    ),
     "thread/say": MethodSpec(
         m.SayParams,
         m.SayResult,
@@ -529,6 +540,8 @@ NOT_FROM_A_RUN_METHODS = (
     "memory/dismiss",
     "channel/pair",
     "channel/unpair",
+    "channel/mute",
+    "channel/unmute",
     "thread/say",
     "thread/budget",
 )

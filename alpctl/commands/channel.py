@@ -1,5 +1,6 @@
 """`alp channel list`, `alp channel pair telegram|wechat`, `alp channel unpair CHANNEL
-SENDER`: the chat doors and who may speak through them (docs/channels.md)."""
+SENDER`: the chat doors and who may speak through them; `alp channel mute|unmute THREAD
+[--kind K]…`: which threads' notices the chats are not sent (docs/channels.md)."""
 
 from __future__ import annotations
 
@@ -19,20 +20,29 @@ A channel runs when config.toml has its table ([channels.telegram], [channels.we
 `alp channel pair telegram` prints a one-time code: send it to the bot from your own account
 within 10 minutes, and that account (its numeric id) may speak to your threads from then on.
 Nobody else's messages are handled. Who may speak changes only here (or on the web page),
-never from a chat."""
+never from a chat.
+`alp channel mute THREAD` stops the thread's notices (reports, handoffs, failures, budget;
+--kind picks some) reaching any chat; answers, approvals and memory proposals still come.
+`alp channel unmute THREAD` undoes it."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "alp channel list | alp channel pair telegram|wechat | alp channel unpair CHANNEL SENDER"
+        " | alp channel mute|unmute THREAD [--kind K]…"
     )
     parser.epilog = _EPILOG
     parser.add_argument(
-        "action", nargs="?", choices=("list", "pair", "unpair"), default="list",
-        help="list (default), pair CHANNEL or unpair CHANNEL SENDER",
+        "action", nargs="?", choices=("list", "pair", "unpair", "mute", "unmute"),
+        default="list",
+        help="list (default), pair CHANNEL, unpair CHANNEL SENDER, mute|unmute THREAD",
     )  # fmt: skip
-    parser.add_argument("channel", nargs="?", help="telegram or wechat")
+    parser.add_argument("channel", nargs="?", help="telegram or wechat (mute: the thread)")
     parser.add_argument("sender", nargs="?", help="the sender's id (`alp channel list`)")
+    parser.add_argument(
+        "--kind", action="append", choices=("reports", "handoffs", "failures", "budget"),
+        help="mute|unmute only these notices (repeatable; default: all four)",
+    )  # fmt: skip
 
 
 def listed(result: dict[str, Any]) -> str:
@@ -45,7 +55,19 @@ def listed(result: dict[str, Any]) -> str:
             lines.append(f"  {sender['sender']}{name}, paired {local_time(sender['pairedAt'])}")
         if channel.get("pairingUntil"):
             lines.append(f"  a pairing code waits until {channel['pairingUntil']}")
+    for mute in result.get("muted", []):
+        lines.append(f"muted: {_thread(mute)} — {', '.join(mute['kinds'])}")
     return "\n".join(lines)
+
+
+def _thread(mute: dict[str, Any]) -> str:
+    return f"{mute.get('threadTitle') or '(untitled)'} ({mute['threadId']})"
+
+
+def muted(result: dict[str, Any]) -> str:
+    if not result["kinds"]:
+        return f"{_thread(result)}: its notices reach the chats"
+    return f"{_thread(result)}: no chat is sent its {', '.join(result['kinds'])}"
 
 
 def paired(result: dict[str, Any]) -> str:
@@ -64,6 +86,14 @@ def unpaired(result: dict[str, Any]) -> str:
 def run(args: Arguments, inv: Invocation) -> int:
     if args.action == "list":
         inv.out.emit(inv.client.call("channel/list", {}), listed)
+        return EXIT_OK
+    if args.action in ("mute", "unmute"):
+        if not args.channel or args.sender:
+            raise UsageError(f"alp channel {args.action} THREAD [--kind K]…")
+        params: dict[str, Any] = {"threadId": args.channel}
+        if args.kind:
+            params["kinds"] = args.kind
+        inv.out.emit(inv.client.call(f"channel/{args.action}", params), muted)
         return EXIT_OK
     if args.channel not in ("telegram", "wechat"):
         raise UsageError(f"alp channel {args.action} telegram|wechat")

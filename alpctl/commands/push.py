@@ -22,13 +22,15 @@ The text follows `--`, or comes on stdin when there is none:
 An idle thread is woken by a headless `push` run whose prompt is the text under a one-line
 envelope naming LABEL (the agent reads it as information, not as your instructions); a busy
 thread queues it, and everything queued is delivered as one round when the running root
-settles. The run reports into the thread (`alp thread show`); --notify also announces it.
+settles. The run reports into the thread (`alp thread show`) and to every paired chat;
+--to says where else instead (--to telegram, --to thread:ops, --to none; docs/channels.md);
+--notify also announces it.
 It runs the thread's last agent unless --agent names one; a thread where nothing ran yet
 has none, so its first push needs --agent."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.usage = "alp push THREAD --from LABEL [--agent A] [--notify] [-- TEXT]"
+    parser.usage = "alp push THREAD --from LABEL [--agent A] [--notify] [--to DEST]… [-- TEXT]"
     parser.epilog = _EPILOG
     parser.add_argument(
         "thread", metavar="THREAD", help="the thread to push to (id, title or @last)"
@@ -44,6 +46,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--notify", action="store_true",
         help="announce the run's report (thread/report event, desktop notification)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--to", action="append", metavar="DEST",
+        help="where the run's report goes besides the thread (repeatable): chats (every paired "
+        "chat, the default), telegram, wechat, thread:NAME (delivered there), none",
     )  # fmt: skip
 
 
@@ -68,6 +75,8 @@ def run(args: Arguments, inv: Invocation) -> int:
     }
     if args.agent:
         params["agent"] = args.agent
+    if args.to:
+        params["to"] = args.to
     inv.out.emit(inv.client.call("thread/push", params), pushed)
     return EXIT_OK
 

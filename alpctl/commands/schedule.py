@@ -23,7 +23,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         sub,
         "add",
         "run PROMPT in THREAD on a schedule: add THREAD (--cron E [--tz Z] | --every D | "
-        "--at T) [--agent A] [--runtime R] [--notify] [--timeout D] [--budget-usd N] -- PROMPT",
+        "--at T) [--agent A] [--runtime R] [--notify] [--to DEST]… [--timeout D] [--budget-usd N] "
+        "-- PROMPT",
     )
     new.add_argument(
         "thread", metavar="THREAD", help="the thread the runs report into (id, title or @last)"
@@ -36,6 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     new.add_argument("--agent", help="an agent from config.toml (default: the thread's last)")
     new.add_argument("--runtime", help="claude, codex or command (default: the agent's)")
     new.add_argument("--notify", action="store_true", help="announce each run's report")
+    new.add_argument(
+        "--to", action="append", metavar="DEST",
+        help="where each report goes besides the thread (repeatable): chats (every paired "
+        "chat, the default), telegram, wechat, thread:NAME (delivered there), none",
+    )  # fmt: skip
     new.add_argument(
         "--timeout", help="end each run past this time: 90s, 30m, 2h (default: the agent's)"
     )
@@ -99,6 +105,8 @@ def run(args: Arguments, inv: Invocation) -> int:
                            ("totalTokens", args.total_tokens)):  # fmt: skip
             if value is not None:
                 params[key] = value
+        if args.to:
+            params["to"] = args.to
         emit(client.call("schedule/create", params), show.schedule_detail)
     elif args.action == "list":
         listed = client.call("schedule/list", {"threadId": args.thread} if args.thread else {})

@@ -180,6 +180,7 @@ class Scheduler:
             schedule_id=row.id,
             fire_time=fire_time,
             missed=missed or None,
+            report_to=row.report_to,
         )
         return await self.delivery.submit(
             Submission(

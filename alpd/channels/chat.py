@@ -9,7 +9,7 @@ Incoming, in order (`screen`, then `handle`):
    the owner, through the dispatcher); `t:THREAD` picks the chat's thread. Typed text never
    approves anything.
 3. A command (`/threads`, `/use NAME`, `/search WORDS`, `/ps`, `/recap`, `/stop`, `/clear`,
-   `/undo`, `/inbox`, `/more`, `/help`).
+   `/undo`, `/mute`, `/unmute`, `/inbox`, `/more`, `/help`).
 4. Any other text is a turn of the chat's thread: `thread/say` (kind `interactive`, origin
    door = the channel), which wakes, queues or injects as a push would.
 
@@ -55,6 +55,7 @@ HELP: Final = (
     "/threads — recent threads (tap one)\n/use NAME — a thread by title, id or @last\n"
     "/search WORDS — search your history\n/ps — what runs\n/recap — the thread's recap\n"
     "/stop — stop its running root\n/clear, /undo — as alp thread clear/undo\n"
+    "/mute, /unmute — the thread's notices (reports, handoffs, failures)\n"
     "/inbox — handoffs and memory proposals waiting for you\n/more — the rest of a long answer"
 )
 
@@ -195,7 +196,7 @@ class ChatDoor:
             await self._send_more(chat)
         elif command == "inbox":
             await self._inbox(sender, chat)
-        elif command in ("recap", "stop", "clear", "undo"):
+        elif command in ("recap", "stop", "clear", "undo", "mute", "unmute"):
             thread_id = await self.thread_of(chat)
             if thread_id is None:
                 await self.reply(chat, "Pick a thread first: /threads or /use NAME")
@@ -282,6 +283,14 @@ class ChatDoor:
     async def _undo(self, sender: str, chat: str, thread_id: str) -> None:
         await self.call(sender, "thread/undo", thread_id=thread_id)
         await self.reply(chat, "↩ undone: the last root's contribution is taken back")
+
+    async def _mute(self, sender: str, chat: str, thread_id: str) -> None:
+        await self.call(sender, "channel/mute", thread_id=thread_id)
+        await self.reply(chat, "🔕 muted: no notices of this thread (/unmute to hear them)")
+
+    async def _unmute(self, sender: str, chat: str, thread_id: str) -> None:
+        await self.call(sender, "channel/unmute", thread_id=thread_id)
+        await self.reply(chat, "🔔 unmuted: this thread's notices come again")
 
     async def _inbox(self, sender: str, chat: str) -> None:
         inbox: m.InboxListResult = await self.call(sender, "inbox/list")

@@ -16,8 +16,11 @@ What goes out, besides replies (`alpd.channels.chat`):
   `handoff/delivered` → a `handoffs` notice;
 - `ask_permission` (a run's permission request, `alpd.services.channels.approvals`) →
   Approve / Deny to every paired chat of every running channel.
-Notices pass the outbox (`alpd.domain.channel_outbox`: kinds, quiet hours, coalescing, a
-rate per chat), drained every `OUTBOX_SECONDS`.
+A notice goes to the chats its run's `report_to` names (a schedule's or a push's `to`:
+alpd.domain.report_destinations; unset: every paired chat), and to none when its thread is
+muted for its kind (`alpd.services.channels.mutes`). Notices pass the outbox
+(`alpd.domain.channel_outbox`: kinds, quiet hours, coalescing, a rate per chat), drained
+every `OUTBOX_SECONDS`.
 """
 
 from __future__ import annotations
@@ -36,11 +39,13 @@ from alpd.channels.chat import ChatDoor, ChatSession
 from alpd.channels.door import Channel, ChannelBroken, ChannelDown, ChannelRefused
 from alpd.domain.channel_outbox import Outbox
 from alpd.domain.channel_settings import ChannelSettings
+from alpd.domain.report_destinations import chat_doors
 from alpd.errors import ChannelNotConfigured, ChannelUnavailable
 from alpd.events import MAX_PENDING, Subscriber
 from alpd.rpc.dispatch import Dispatcher
 from alpd.services.channels.answers import final_text
 from alpd.services.channels.approvals import Approvals, PermissionAsk
+from alpd.services.channels.mutes import Mutes
 from alpd.services.channels.pairing import Pairing
 from alpd.services.context import Caller, Daemon
 from protocol import messages as m
@@ -71,6 +76,7 @@ class Channels:
         self.pairing = Pairing(d)
         self.approvals = Approvals(d)
         self.approvals.asker = self.ask_permission
+        self.mutes = Mutes(d)
         self.doors: dict[str, ChatDoor] = {}
         self._state: dict[str, tuple[str, str | None]] = {}
         first = settings()
@@ -227,20 +233,32 @@ class Channels:
             return
         if execution.outcome not in ("completed", "cancelled") and execution.kind != "temp":
             await self._notice(
-                execution.thread_id, "failures", f"⚠ {execution.kind} root {execution.outcome}"
+                execution.thread_id,
+                "failures",
+                f"⚠ {execution.kind} root {execution.outcome}",
+                execution.origin.report_to,
             )
 
     async def on_report(self, report: m.Report) -> None:
         kind = "reports" if report.outcome == "completed" else "failures"
         head = f"📋 {report.kind} run {report.outcome}"
-        await self._notice(report.thread_id, kind, f"{head}\n{report.message}")
+        await self._notice(
+            report.thread_id, kind, f"{head}\n{report.message}", report.origin.report_to
+        )
 
     async def on_budget(self, warning: m.BudgetWarning) -> None:
         await self._notice(warning.thread_id, "budget", f"💸 {warning.message}")
 
-    async def _notice(self, thread_id: str, kind: str, line: str) -> None:
+    async def _notice(
+        self, thread_id: str, kind: str, line: str, report_to: list[str] | None = None
+    ) -> None:
+        """A notice for every paired chat of the doors `report_to` names (None: all), unless
+        the thread is muted for its kind."""
+        if not self.doors or kind in await self.mutes.muted(thread_id):
+            return
         title = await self._title(thread_id)
-        for door in list(self.doors.values()):
+        for name in chat_doors(report_to, list(self.doors)):
+            door = self.doors[name]
             for chat in await door.chats():
                 self.outbox.post(f"{door.name}\0{chat}", thread_id, f"🔔 {title}", kind, line)
 

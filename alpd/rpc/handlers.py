@@ -352,7 +352,18 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         return await saying.say(rt.delivery, session.caller, params, session.door, speaker)
 
     async def channel_list(session: Session, params: m.ChannelListParams) -> m.ChannelListResult:
-        return m.ChannelListResult(channels=await rt.channels.states())
+        return m.ChannelListResult(
+            channels=await rt.channels.states(),
+            muted=await rt.channels.mutes.listed(session.caller),
+        )
+
+    async def channel_mute(session: Session, params: m.ChannelMuteParams) -> m.ThreadMute:
+        await refuse_runs(store, session.caller, "mute a thread's notices (`alp channel mute`)")
+        return await rt.channels.mutes.mute(session.caller, params)
+
+    async def channel_unmute(session: Session, params: m.ChannelMuteParams) -> m.ThreadMute:
+        await refuse_runs(store, session.caller, "unmute a thread (`alp channel unmute`)")
+        return await rt.channels.mutes.unmute(session.caller, params)
 
     async def channel_pair(session: Session, params: m.ChannelPairParams) -> m.ChannelPairResult:
         await refuse_runs(store, session.caller, "pair a chat sender (`alp channel pair`)")
@@ -386,6 +397,8 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
         "channel/list": channel_list,
         "channel/pair": channel_pair,
         "channel/unpair": channel_unpair,
+        "channel/mute": channel_mute,
+        "channel/unmute": channel_unmute,
         "approval/request": approval,
         "web/open": web_open,
         "schedule/create": schedule_create,

@@ -1,5 +1,5 @@
-"""SQL over the chat doors' state (migration V21): poll cursors, paired senders, each chat's
-thread, and the one-time nonces of approval buttons.
+"""SQL over the chat doors' state (migrations V22, V26): poll cursors, paired senders, each
+chat's thread, the one-time nonces of approval buttons, and the threads muted for notices.
 
 The channels service (`alpd.services.channels`) decides; these functions say what is read
 or written. A nonce is answered at most once (`answer_prompt` updates only an unanswered
@@ -14,18 +14,23 @@ from dataclasses import dataclass
 from alpd.store.db import Store, Tx
 
 __all__ = [
+    "MuteRow",
     "PromptRow",
     "SenderRow",
     "answer_prompt",
     "chat_thread",
     "delete_sender",
     "insert_prompt",
+    "mute_thread",
+    "muted_kinds",
+    "mutes",
     "poll_cursor",
     "prompt_for",
     "senders",
     "set_chat_thread",
     "set_poll_cursor",
     "set_prompt_message",
+    "unmute_thread",
     "upsert_sender",
 ]
 
@@ -162,3 +167,44 @@ def _prompt(r: sqlite3.Row) -> PromptRow:
         r["subject_id"],
         r["answer"],
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MuteRow:
+    thread_id: str
+    thread_title: str | None
+    kinds: tuple[str, ...]
+
+
+async def mute_thread(tx: Tx, thread_id: str, kinds: tuple[str, ...], at: str) -> None:
+    await tx.executemany(
+        "INSERT INTO channel_mutes (thread_id, kind, muted_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (thread_id, kind) DO NOTHING",
+        [(thread_id, kind, at) for kind in kinds],
+    )
+
+
+async def unmute_thread(tx: Tx, thread_id: str, kinds: tuple[str, ...]) -> None:
+    await tx.executemany(
+        "DELETE FROM channel_mutes WHERE thread_id = ? AND kind = ?",
+        [(thread_id, kind) for kind in kinds],
+    )
+
+
+async def muted_kinds(store: Store, thread_id: str) -> tuple[str, ...]:
+    """The notice kinds no chat is sent for this thread."""
+    rows = await store.fetchall(
+        "SELECT kind FROM channel_mutes WHERE thread_id = ? ORDER BY kind", (thread_id,)
+    )
+    return tuple(r["kind"] for r in rows)
+
+
+async def mutes(store: Store, owner_uid: int, limit: int) -> list[MuteRow]:
+    """The owner's muted threads, most recently muted first."""
+    rows = await store.fetchall(
+        "SELECT m.thread_id, t.title, group_concat(m.kind) AS kinds, max(m.muted_at) AS at "
+        "FROM channel_mutes m JOIN threads t ON t.id = m.thread_id WHERE t.owner_uid = ? "
+        "GROUP BY m.thread_id ORDER BY at DESC LIMIT ?",
+        (owner_uid, limit),
+    )
+    return [MuteRow(r["thread_id"], r["title"], tuple(sorted(r["kinds"].split(",")))) for r in rows]

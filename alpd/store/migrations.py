@@ -858,6 +858,21 @@ V26_BUDGETS: Final = (
     "CREATE UNIQUE INDEX schedules_wake_of ON schedules (wake_of) WHERE wake_of IS NOT NULL",
 )
 
+# Where reports go (issue 23, point 7; docs/channels.md): a schedule's destinations (a JSON
+# array of `chats`, `telegram`, `wechat`, `thread:ID`, `none`; NULL: every paired chat), and
+# the notice kinds each thread is muted for (`alp channel mute`).
+V27_REPORT_DESTINATIONS: Final = (
+    "ALTER TABLE schedules ADD COLUMN report_to TEXT",
+    """
+    CREATE TABLE channel_mutes (
+        thread_id TEXT NOT NULL REFERENCES threads (id),
+        kind      TEXT NOT NULL CHECK (kind IN ('reports', 'handoffs', 'failures', 'budget')),
+        muted_at  TEXT NOT NULL,
+        PRIMARY KEY (thread_id, kind)
+    ) STRICT
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -885,6 +900,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V24_SCHEDULE_LIMITS,
     V25_WORKSPACE_IDENTITY,
     V26_BUDGETS,
+    V27_REPORT_DESTINATIONS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -9,6 +9,7 @@ the clearing each one transaction of their caller's.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -78,6 +79,8 @@ class ScheduleRow:
     #: the limits of the roots it fires (None: the agent's)
     timeout_seconds: int | None = None
     budget_usd: float | None = None
+    #: where its reports go besides its thread (alpd.domain.report_destinations); None: chats
+    report_to: tuple[str, ...] | None = None
 
 
 def _schedule(row: sqlite3.Row, *, view: bool) -> ScheduleRow:
@@ -108,6 +111,7 @@ def _schedule(row: sqlite3.Row, *, view: bool) -> ScheduleRow:
         queued_fire_at=row["queued_fire_at"] if view else None,
         timeout_seconds=row["timeout_seconds"],
         budget_usd=row["budget_usd"],
+        report_to=None if row["report_to"] is None else tuple(json.loads(row["report_to"])),
     )
 
 
@@ -265,6 +269,7 @@ class NewSchedule:
     at: str
     timeout_seconds: int | None = None
     budget_usd: float | None = None
+    report_to: tuple[str, ...] | None = None
 
 
 async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
@@ -272,8 +277,8 @@ async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
     await tx.execute(
         "INSERT INTO schedules (id, owner_uid, thread_id, rule, expression, timezone, "
         "anchor_at, prompt, agent, runtime, notify, catch_up, status, accounted_until, "
-        "next_fire_at, created_at, updated_at, timeout_seconds, budget_usd) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)",
+        "next_fire_at, created_at, updated_at, timeout_seconds, budget_usd, report_to) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)",
         (
             new.id,
             new.owner_uid,
@@ -293,6 +298,7 @@ async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
             new.at,
             new.timeout_seconds,
             new.budget_usd,
+            None if new.report_to is None else json.dumps(list(new.report_to)),
         ),
     )
 

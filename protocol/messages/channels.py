@@ -46,6 +46,8 @@ class ChannelListParams(Wire):
 
 class ChannelListResult(Wire):
     channels: list[ChannelState]
+    #: threads whose notices (some kinds) no chat is sent (`alp channel mute`)
+    muted: list[ThreadMute] = msgspec.field(default_factory=list)
 
 
 class ChannelPairParams(Wire):
@@ -70,6 +72,23 @@ class ChannelUnpairResult(Wire):
     channel: ChannelName
     sender: str
     removed: bool
+
+
+#: the notice kinds a thread can be muted for (`[channels] notify` names the same)
+NoticeKind = Literal["reports", "handoffs", "failures", "budget"]
+
+
+class ChannelMuteParams(Wire):
+    thread_id: str
+    #: which notices (default: all four)
+    kinds: list[NoticeKind] | None = None
+
+
+class ThreadMute(Wire):
+    thread_id: str
+    #: the notice kinds no chat is sent for this thread
+    kinds: list[NoticeKind]
+    thread_title: str | None = None
 
 
 class SayParams(Wire):
@@ -109,6 +128,7 @@ __all__ = [
     "ApprovalResult",
     "ChannelListParams",
     "ChannelListResult",
+    "ChannelMuteParams",
     "ChannelName",
     "ChannelPairParams",
     "ChannelPairResult",
@@ -116,6 +136,8 @@ __all__ = [
     "ChannelState",
     "ChannelUnpairParams",
     "ChannelUnpairResult",
+    "NoticeKind",
     "SayParams",
     "SayResult",
+    "ThreadMute",
 ]

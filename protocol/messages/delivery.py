@@ -14,6 +14,13 @@ from protocol.messages.executions import Execution
 #: running root to settle; `coalesced`: the same waiting delivery was already queued
 DeliveryStatus = Literal["started", "injecting", "queued", "coalesced"]
 
+#: where the reports of a schedule's or a push's runs go, besides their own thread (which
+#: always keeps them): `chats` (every paired chat: the default), `telegram` or `wechat` (that
+#: channel's paired chats), `thread:NAME` (another thread of yours: delivered there under a
+#: report envelope), or `none` (no chat, no other thread) — docs/channels.md, "Where reports go"
+Destination = Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+Destinations = Annotated[list[Destination], msgspec.Meta(min_length=1, max_length=8)]
+
 
 class PushParams(Wire):
     thread_id: str
@@ -26,6 +33,8 @@ class PushParams(Wire):
     #: announce the run's report (`thread/report`, a desktop notification)
     notify: bool = False
     door: str = "cli"
+    #: where the run's report goes besides this thread (unset: every paired chat)
+    to: Destinations | None = None
 
 
 class PushResult(Wire):
@@ -93,6 +102,8 @@ __all__ = [
     "AckParams",
     "AckResult",
     "DeliveryStatus",
+    "Destination",
+    "Destinations",
     "HoldParams",
     "HoldResult",
     "PendingDelivery",

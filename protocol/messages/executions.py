@@ -45,6 +45,8 @@ class Origin(Wire):
     purpose: str | None = None
     #: `thread/adopt`: the legacy-unthreaded execution (an imported session) this root reads
     adopted_from: str | None = None
+    #: where its report goes besides its thread (a schedule's or a push's `to`, resolved)
+    report_to: list[str] | None = None
 
 
 class Usage(Wire):

@@ -16,6 +16,7 @@ from protocol.messages.base import (
     byte_capped,
 )
 from protocol.messages.budgets import BudgetAmount
+from protocol.messages.delivery import Destinations
 from protocol.messages.executions import Execution
 
 CatchUp = Literal["one", "none"]
@@ -51,6 +52,8 @@ class ScheduleCreateParams(Wire):
     total_usd: BudgetAmount | None = None
     soft_usd: BudgetAmount | None = None
     total_tokens: BudgetTokens | None = None
+    #: where each run's report goes besides this thread (unset: every paired chat)
+    to: Destinations | None = None
 
 
 class Schedule(Wire):
@@ -71,6 +74,8 @@ class Schedule(Wire):
     at: str | None = None
     agent: str | None = None
     runtime: str | None = None
+    #: where its reports go besides its thread, resolved (`thread:ID`); None: every paired chat
+    report_to: list[str] | None = None
     #: why a schedule stopped (its thread was closed …)
     stop_reason: str | None = None
     next_fire_at: str | None = None

@@ -118,7 +118,7 @@ CAPABILITY_USES = {
     "schedules": {"threads", "runs", "conversation", "budgets"},
     "recap": {"threads", "runs", "history", "conversation"},
     "memory": {"threads", "runs"},
-    "channels": {"runs"},
+    "channels": {"runs", "threads"},
     "checkpoints": {"threads", "runs"},
     "bundles": {"threads", "runs"},
     "budgets": {"threads", "runs"},

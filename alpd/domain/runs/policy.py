@@ -89,6 +89,9 @@ class Origin(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     purpose: str | None = None
     #: `thread/adopt`: the legacy-unthreaded execution (an imported session) this root reads
     adopted_from: str | None = None
+    #: a schedule's or a push's report destinations (`to`), resolved: `chats`, `telegram`,
+    #: `wechat`, `thread:ID`, `none` (alpd.domain.report_destinations)
+    report_to: tuple[str, ...] | None = None
 
 
 class PolicyRequest(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):

@@ -68,6 +68,7 @@ from alpd.errors import (
     ThreadBusy,
 )
 from alpd.services.context import Caller
+from alpd.services.conversation.destinations import resolve_destinations
 from alpd.services.conversation.inject import acknowledge, hand_out, hold
 from alpd.services.conversation.submit import QUEUE_MAX, StoredUnit, Submission, store_delivery
 from alpd.services.conversation.wake import (
@@ -378,6 +379,7 @@ async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -
         raise InvalidArgument("name who is pushing (`--from LABEL`)")
     if not params.text.strip():
         raise InvalidArgument("nothing to push: the text is empty")
+    report_to = await resolve_destinations(service.d.store, caller, params.thread_id, params.to)
     guard = await service.push_guard(caller, params.thread_id) if service.push_guard else None
     if params.agent is None:
         await require_thread_agent(service.ex, params.thread_id, caller)
@@ -389,6 +391,7 @@ async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -
                 door=params.door,
                 by=guard.by if guard is not None else f"uid:{caller.uid}",
                 push_source=source,
+                report_to=report_to,
             ),
             source=Source(kind="push", label=source, at=service.d.clock.now_iso()),
             text=params.text,

@@ -7,6 +7,10 @@ with the runtime's own error line), cost, duration — at most one
 per execution (a UNIQUE key: a report written twice is written once). A daemon killed between
 the settle and the report writes it at its next start (`backfill`).
 
+A schedule's or a push's `to` naming other threads (`thread:ID`, alpd.domain.report_destinations)
+has the report delivered into each of them too (`_forward`); the chat doors read the rest
+of `to` (alpd.channels.manager).
+
 Then, for a run someone asked to hear about (a delivery with `notify`), the report is
 announced: a `thread/report` notification on `events/subscribe` and a desktop notification
 where the machine has a notifier. A sub-agent's report is also handed back to its parent
@@ -25,14 +29,17 @@ import anyio
 import structlog
 
 from alpd.desktop import notify_desktop
+from alpd.domain import report_destinations as destinations
 from alpd.domain.conversation.delivery import Source
 from alpd.domain.conversation.reports import final_message, notification
 from alpd.domain.runs.policy import Origin
+from alpd.errors import AlpError
 from alpd.services.conversation.delivery import DeliveryService, Submission
 from alpd.services.history.sync import HistoryService
 from alpd.store.conversation import reports as store
 from alpd.store.conversation.reports import ReportSubject
 from alpd.store.db import Tx
+from alpd.store.threads.refs import named_thread
 from alpd.supervisor.supervisor import STDERR_FILE, STDOUT_FILE
 from protocol import jsonrpc
 from protocol import messages as m
@@ -94,6 +101,12 @@ class ReportService:
             await self._announce(report)
         if report.kind == "sub-agent" and report.parent_execution_id is not None:
             await self._hand_back(report)
+        for target in destinations.threads(report.origin.report_to):
+            try:
+                await self._forward(report, target)
+            except AlpError as exc:
+                log.warning("report_not_forwarded", execution=execution_id, target=target,
+                            error=exc.name, reason=exc.message)  # fmt: skip
 
     async def backfill(self) -> int:
         """Reports a kill -9 kept from being written (settled, reportable, none yet)."""
@@ -134,6 +147,27 @@ class ReportService:
             cost_usd=report.cost_usd,
         )
         await notify_desktop(heading, body)
+
+    async def _forward(self, report: m.Report, target: str) -> None:
+        """A schedule's or a push's `to thread:ID`: the report delivered into that thread
+        (the one delivery path: injected, queued, or a push root) under a report envelope.
+        The root it makes carries no `report_to`, so a report is forwarded once, never on."""
+        source = await named_thread(self.d.store, report.thread_id)
+        title = (source.title if source else None) or report.thread_id
+        submission = Submission(
+            thread_id=target,
+            kind="push",
+            origin=Origin(
+                door="report",
+                by=f"execution:{report.execution_id}",
+                push_source=f"report of {title}",
+                purpose="report",
+            ),
+            source=Source(kind="report", label=f"{report.kind} run of {title}", at=report.at),
+            text=report.message or f"(no output; the run {report.outcome})",
+            sender_uid=source.owner_uid if source else None,
+        )
+        await self.delivery.submit(submission)
 
     async def _hand_back(self, report: m.Report) -> None:
         """A sub-agent's result goes to its parent: injected if the parent asks, else one

@@ -36,6 +36,7 @@ from alpd.domain.secrets.filter import redact
 from alpd.errors import InvalidArgument, ScheduleInvalid, ScheduleNotFound, ThreadClosed
 from alpd.services.budgets.service import limits_from
 from alpd.services.context import Caller
+from alpd.services.conversation.destinations import resolve_destinations
 from alpd.services.conversation.wake import agent_for_thread, prepare_background_root
 from alpd.services.runs.executions import Executions
 from alpd.services.threads.lifecycle import check_owner
@@ -109,6 +110,7 @@ def schedule_from_row(row: ScheduleRow, stats: RunStats) -> m.Schedule:
         cost_usd=cost,
         timeout_seconds=row.timeout_seconds,
         budget_usd=row.budget_usd,
+        report_to=None if row.report_to is None else list(row.report_to),
     )
 
 
@@ -157,6 +159,7 @@ class ScheduleService:
         agent = None
         if params.agent is not None or params.runtime is not None:
             agent = self.ex.resolve_agent(params.agent, params.runtime).name
+        report_to = await resolve_destinations(self.d.store, caller, params.thread_id, params.to)
         schedule_id = self.d.clock.new_id(SCHEDULE_PREFIX)
         # Would it run? A missing thread, agent or program is refused now, not at 3 a.m.
         await prepare_background_root(
@@ -206,6 +209,7 @@ class ScheduleService:
                     at=at,
                     timeout_seconds=params.timeout_seconds,
                     budget_usd=params.budget_usd,
+                    report_to=report_to,
                 ),
             )
             if budget is not None:
