@@ -13,7 +13,8 @@ from alpd.doctor import doctor
 from alpd.errors import KindNotAllowed
 from alpd.rpc.dispatch import Handler, Session
 from alpd.runtimes.registry import adapters
-from alpd.services.conversation import activity, delivery
+from alpd.services.conversation import activity
+from alpd.services.conversation import push as pushing
 from alpd.services.conversation import say as saying
 from alpd.services.conversation.wake import refuse_claimed_kind
 from alpd.services.history import importer, search
@@ -162,7 +163,7 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
 
     async def push(session: Session, params: m.PushParams) -> m.PushResult:
         await own_thread(session, params.thread_id, "push to")
-        return await delivery.push(rt.delivery, session.caller, params)
+        return await pushing.push(rt.delivery, session.caller, params)
 
     async def pending(session: Session, params: m.PendingParams) -> m.PendingResult:
         return await rt.delivery.pending(session.caller, params)

@@ -54,7 +54,6 @@ import structlog
 from alpd.domain.conversation.delivery import (
     TEXT_MAX_BYTES,
     Queued,
-    Source,
     envelope_line,
     next_round,
     round_prompt,
@@ -68,14 +67,12 @@ from alpd.errors import (
     ThreadBusy,
 )
 from alpd.services.context import Caller
-from alpd.services.conversation.destinations import resolve_destinations
 from alpd.services.conversation.inject import acknowledge, hand_out, hold
 from alpd.services.conversation.submit import QUEUE_MAX, StoredUnit, Submission, store_delivery
 from alpd.services.conversation.wake import (
     agent_for_thread,
     open_background_root,
     prepare_background_root,
-    require_thread_agent,
 )
 from alpd.services.runs.executions import Executions
 from alpd.store.conversation.delivery import (
@@ -372,43 +369,6 @@ class DeliveryService:
         return result
 
 
-async def push(service: DeliveryService, caller: Caller, params: m.PushParams) -> m.PushResult:
-    """`thread/push`: a message from a script, an alert or a webhook, as a `push` delivery."""
-    source = " ".join(redact(params.source).text.split())
-    if not source:
-        raise InvalidArgument("name who is pushing (`--from LABEL`)")
-    if not params.text.strip():
-        raise InvalidArgument("nothing to push: the text is empty")
-    report_to = await resolve_destinations(service.d.store, caller, params.thread_id, params.to)
-    guard = await service.push_guard(caller, params.thread_id) if service.push_guard else None
-    if params.agent is None:
-        await require_thread_agent(service.ex, params.thread_id, caller)
-    submitted = await service.submit(
-        Submission(
-            thread_id=params.thread_id,
-            kind="push",
-            origin=Origin(
-                door=params.door,
-                by=guard.by if guard is not None else f"uid:{caller.uid}",
-                push_source=source,
-                report_to=report_to,
-            ),
-            source=Source(kind="push", label=source, at=service.d.clock.now_iso()),
-            text=params.text,
-            agent=params.agent,
-            notify=params.notify,
-            in_unit=guard.in_unit if guard is not None else None,
-        ),
-        requested_by=caller,
-    )
-    return m.PushResult(
-        delivery_id=submitted.delivery_id,
-        status=submitted.status,
-        waiting=submitted.waiting,
-        execution=submitted.execution,
-    )
-
-
 __all__ = [
     "QUEUE_MAX",
     "SWEEP_SECONDS",
@@ -419,5 +379,4 @@ __all__ = [
     "PushGuards",
     "Submission",
     "Submitted",
-    "push",
 ]
