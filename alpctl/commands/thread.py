@@ -116,7 +116,7 @@ def _diff(parser: argparse.ArgumentParser) -> None:
 def _log(parser: argparse.ArgumentParser) -> None:
     from alpctl.history_cli import parse_time
 
-    parser.add_argument("id", help="the thread's id")
+    parser.add_argument("id", metavar="THREAD", help=THREAD_HELP)
     parser.add_argument("-f", "--follow", action="store_true", help="keep printing as it runs")
     parser.add_argument("--since", type=parse_time, help="from this time (ISO, or 12h, 7d)")
     parser.add_argument("--root", type=int, help="only root #N")

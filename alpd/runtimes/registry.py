@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 from importlib.metadata import entry_points
 
+from alpd.domain.spelling import did_you_mean
 from alpd.errors import RuntimeNotFound
 from alpd.runtimes import claude, codex
 from alpd.runtimes.base import RuntimeAdapter
@@ -27,6 +28,8 @@ def adapter(name: str) -> RuntimeAdapter:
     found = adapters().get(name)
     if found is None:
         raise RuntimeNotFound(
-            f"no runtime {name!r}; known: {', '.join(sorted(adapters()))}", runtime=name
+            f"no runtime {name!r}{did_you_mean(name, adapters())}; known: "
+            f"{', '.join(sorted(adapters()))}",
+            runtime=name,
         )
     return found

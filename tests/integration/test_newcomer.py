@@ -66,3 +66,11 @@ def test_long_lists_take_quiet_and_limit(start_alpd: StartAlpd, work: Path) -> N
     assert len(_lines(one)) >= 1 and "1 shown, the limit; `--limit 2`" in one.stderr
 
     assert _lines(d.cli("inbox", "-q")) == []
+
+
+def test_a_mistyped_agent_gets_the_close_one(start_alpd: StartAlpd, work: Path) -> None:
+    d = start_alpd(TICK)
+    cli_json(d, "thread", "create", "--title", "ops", cwd=work)
+    done = d.cli("push", "ops", "--from", "ci", "--agent", "tik", "--", "x", cwd=str(work))
+    assert done.returncode == 1
+    assert "AGENT_NOT_FOUND: no agent 'tik' (did you mean 'tick'?)" in done.stderr

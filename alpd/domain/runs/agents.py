@@ -84,6 +84,7 @@ from alpd.domain.runs.limits import (
     check_tokens,
     parse_timeout,
 )
+from alpd.domain.spelling import did_you_mean
 from alpd.domain.web_settings import WebSettings, parse_web_settings
 from alpd.errors import AgentNotFound
 
@@ -180,7 +181,7 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
             known = sorted(self.agents)
             where = self.source or "config.toml"
             raise AgentNotFound(
-                f"no agent {name!r}; known agents: {', '.join(known)} "
+                f"no agent {name!r}{did_you_mean(name, known)}; known agents: {', '.join(known)} "
                 f"(agents are declared in {where}; `alp daemon reload` after editing it)",
                 agent=name,
                 knownAgents=known,

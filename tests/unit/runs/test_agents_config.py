@@ -204,3 +204,18 @@ def test_nesting_too_deep_for_tomllib_is_a_config_error_at_its_line() -> None:
     error = error_of(text)
     assert error.line == 4
     assert "nested too deeply" in error.message
+
+
+def test_a_mistyped_agent_or_runtime_gets_the_close_one() -> None:
+    from alpd.errors import RuntimeNotFound
+    from alpd.runtimes.registry import adapter
+
+    with pytest.raises(AgentNotFound) as agent:
+        default_config().agent("claud")
+    assert "no agent 'claud' (did you mean 'claude'?); known agents:" in agent.value.message
+    with pytest.raises(AgentNotFound) as far:
+        default_config().agent("nobody")
+    assert "did you mean" not in far.value.message
+    with pytest.raises(RuntimeNotFound) as runtime:
+        adapter("codx")
+    assert "no runtime 'codx' (did you mean 'codex'?); known:" in runtime.value.message
