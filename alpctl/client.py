@@ -58,9 +58,12 @@ class Client:
         self._next_id = 1
 
     @classmethod
-    def connect(cls, path: str | os.PathLike[str]) -> Client:
+    def connect(cls, path: str | os.PathLike[str], timeout: float | None = None) -> Client:
+        """A connection to the daemon on `path`; with `timeout`, every read and write on it
+        gives up after that many seconds (DaemonUnreachable) instead of waiting for ever."""
         socket_path = os.fspath(path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
         try:
             sock.connect(socket_path)
         except OSError as exc:
@@ -80,6 +83,13 @@ class Client:
         return cls(socket_path, sock)
 
     def close(self) -> None:
+        # Shut the socket down first: a thread blocked reading it (a notification listener)
+        # then sees the end and lets go of the reader, whose close would otherwise wait for
+        # that read for ever (and a blocked close is beyond even a signal's reach).
+        try:  # noqa: SIM105 (contextlib is one import more for every CLI call)
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # not connected any more
         self._reader.close()
         self._sock.close()
 

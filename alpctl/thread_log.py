@@ -6,7 +6,7 @@ skipped by its cursor)."""
 from __future__ import annotations
 
 import json
-import shutil
+import os
 import sys
 
 from alpctl.invocation import EXIT_OK, UsageError
@@ -41,7 +41,7 @@ def thread_log(args: Arguments, inv: Invocation) -> int:
         out.json(page)
         return EXIT_OK
     style = out.style
-    width = shutil.get_terminal_size((100, 24)).columns if out.tty else 100
+    width = _width() if out.tty else 100
     seen: set[str] = set()
     _print(page.get("items", []), seen, args, out.as_json, width, style)
     if watcher is None:
@@ -79,3 +79,13 @@ def _print(
     if lines:
         sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.flush()
+
+
+def _width() -> int:
+    """The terminal's columns (`os`'s: `shutil.get_terminal_size` imports shutil, and with it
+    bz2 and lzma, for every call)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(1).columns
+    except (ValueError, OSError):
+        return 100
+    return columns or 100

@@ -11,7 +11,6 @@ call on one line (`⚙ name input → result`); markers dimmed. Colour comes fro
 from __future__ import annotations
 
 import json
-import textwrap
 
 from alpctl.clock import local_time
 from protocol.runtime_output import event_of, one_line, runtime_error
@@ -35,21 +34,33 @@ def local_clock(iso: str | None) -> str:
 
 def _block(head: str, text: str, width: int) -> str:
     """`head` then `text` wrapped to `width`, continuation lines under the text's column."""
+    width = max(width, 20)
     indent = " " * min(len(head), max(width // 3, 4))
     lines: list[str] = []
     first = True
     for paragraph in (text or "").splitlines() or [""]:
+        lead, is_first, first = (head if first else indent), first, False
+        if _fits(paragraph, lead, width):
+            lines.append(lead + paragraph)  # what textwrap would make of it, at a tenth the cost
+            continue
+        import textwrap  # only for a line longer than the width (it imports `re`)
+
         wrapped = textwrap.wrap(
             paragraph,
-            width=max(width, 20),
-            initial_indent=head if first else indent,
+            width=width,
+            initial_indent=lead,
             subsequent_indent=indent,
             replace_whitespace=False,
             drop_whitespace=True,
-        ) or [head.rstrip() if first else ""]
+        ) or [head.rstrip() if is_first else ""]
         lines.extend(wrapped)
-        first = False
     return "\n".join(lines)
+
+
+def _fits(line: str, lead: str, width: int) -> bool:
+    """Whether `textwrap.wrap(line, width, initial_indent=lead, …)` is `[lead + line]`: it
+    fits, has something to show, no tab to expand and no whitespace at its edges to drop."""
+    return len(lead) + len(line) <= width and line.strip() == line != "" and "\t" not in line
 
 
 def tool_line(name: str, tool_input: str, result: str | None, is_error: bool) -> str:
@@ -62,7 +73,8 @@ def tool_line(name: str, tool_input: str, result: str | None, is_error: bool) ->
 
 def render_item(item: dict[str, Any], width: int, style: Style) -> str:
     """One `thread/transcript` item as terminal text."""
-    clock = style.dim(local_clock(item.get("at")))
+    plain_clock = local_clock(item.get("at"))
+    clock = style.dim(plain_clock)
     kind = item.get("type", "")
     labels = item.get("labels") or []
     suffix = style.dim(f"  [{', '.join(labels)}]") if labels and kind == "root" else ""
@@ -85,7 +97,7 @@ def render_item(item: dict[str, Any], width: int, style: Style) -> str:
         who = _SPEAKERS.get(item.get("speaker", ""), item.get("speaker", ""))
         paint = style.red if kind == "error" else style.green if who == "you" else style.bold
         head = f"{clock} {paint(who)}  "
-        visible = len(local_clock(item.get("at"))) + len(who) + 3
+        visible = len(plain_clock) + len(who) + 3
         return _block(" " * visible, item.get("text", ""), width).replace(" " * visible, head, 1)
     # deliveries, handoffs, reports, the recap: who sent it, then the words
     label = {
@@ -97,7 +109,7 @@ def render_item(item: dict[str, Any], width: int, style: Style) -> str:
         "report": f"report ({item.get('status') or '?'})",
         "recap": "recap",
     }.get(kind, kind)
-    head = f"{local_clock(item.get('at'))} {label}  "
+    head = f"{plain_clock} {label}  "
     return style.yellow(_block(head, item.get("text", ""), width))
 
 

@@ -14,8 +14,10 @@ report) as well as entries. Sizes: ALP_BENCH_TRANSCRIPT_SIZES (default "1000,100
     first. What the floor leaves out is alpd's own work: the owner check, re-hashing every
     entry shown, building the items, encoding, the socket.
     Goal: p50 within 2× at every size.
-    Printed beside it, for the cause of a miss: the store's `read_page` in this process
-    (statements, re-hashing, rows) against its statements alone.
+    Printed beside it, for the cause of a miss: `daemon/ping`'s p50 (what any call costs:
+    the socket, the event loop, the client's JSON; the floor pays none of it), and the
+    store's `read_page` in this process (statements, re-hashing, rows) against its
+    statements alone.
 (b) Flat: the first page's p50 at the largest size over its p50 at the smallest.
     Goal: ≤ 1.5 (a page reads about `limit` entries, not the thread).
 (c) `alp thread log THREAD --limit 200` (the whole command: start Python, connect, one call,
@@ -44,6 +46,7 @@ from alpd.store.history.transcript import (
     PageQuery,
     halves_sql,
     read_page,
+    tuples,
 )
 from alpd.testing.daemon import DaemonProcess, running_daemon
 from bench import Result
@@ -124,19 +127,20 @@ def make_thread(d: DaemonProcess, base: Path, entries: int) -> str:
 
 
 def first_page_sql(connection: sqlite3.Connection, thread_id: str) -> None:
-    """The statements `read_page` runs for the newest page, straight on SQLite."""
+    """The statements `read_page` runs for the newest page, straight on SQLite (the entries
+    and their halves as tuples, as `read_page` reads them)."""
     roots = connection.execute(_ROOTS, (thread_id,)).fetchall()
     want = LIMIT + 1
     connection.execute(_EVENTS_PAGE["before"], (thread_id, *END, None, None, want)).fetchall()
-    rows: list[sqlite3.Row] = []
+    rows: list[tuple[object, ...]] = []
     for root in reversed(roots):
-        rows += connection.execute(
-            _ENTRIES["before"], (root["reads"], 2**62, None, want - len(rows))
-        ).fetchall()
+        rows += tuples(
+            connection, _ENTRIES["before"], (root["reads"], 2**62, None, want - len(rows))
+        )
         if len(rows) >= want:
             break
-    for statement in halves_sql(rows):
-        connection.execute(*statement).fetchall()
+    for statement in halves_sql(rows[:LIMIT]):
+        tuples(connection, *statement)
 
 
 def in_process(d: DaemonProcess, thread_id: str) -> tuple[float, float]:
@@ -161,12 +165,14 @@ def in_process(d: DaemonProcess, thread_id: str) -> tuple[float, float]:
     return statistics.median(page), statistics.median(sql)
 
 
-def latency(d: DaemonProcess, thread_id: str) -> tuple[list[float], list[float]]:
-    """Per-call ms of the first page through alpd and of its statements on SQLite."""
+def latency(d: DaemonProcess, thread_id: str) -> tuple[list[float], list[float], list[float]]:
+    """Per-call ms of the first page through alpd, of its statements on SQLite, and of
+    `daemon/ping` (what any call costs: the socket, the loop, the client's JSON)."""
     direct = sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True)
     direct.row_factory = sqlite3.Row
     rpc_ms: list[float] = []
     sql_ms: list[float] = []
+    ping_ms: list[float] = []
     with d.client() as client:
 
         def through_alpd() -> float:
@@ -179,6 +185,11 @@ def latency(d: DaemonProcess, thread_id: str) -> tuple[list[float], list[float]]
             first_page_sql(direct, thread_id)
             return (time.perf_counter() - started) * 1000
 
+        def ping() -> float:
+            started = time.perf_counter()
+            client.call("daemon/ping", {})
+            return (time.perf_counter() - started) * 1000
+
         for _ in range(20):
             through_alpd()
             straight()
@@ -189,8 +200,10 @@ def latency(d: DaemonProcess, thread_id: str) -> tuple[list[float], list[float]]
             else:
                 rpc_ms.append(through_alpd())
                 sql_ms.append(straight())
+            if turn % 4 == 0:
+                ping_ms.append(ping())
     direct.close()
-    return rpc_ms, sql_ms
+    return rpc_ms, sql_ms, ping_ms
 
 
 def log_against_raw(alp_bin: str, python: str, d: DaemonProcess, thread_id: str, cwd: Path) -> (
@@ -230,7 +243,7 @@ def run() -> list[Result]:
         ) as d:
             threads = {size: make_thread(d, base, size) for size in sorted(SIZES)}
             for size, thread_id in threads.items():
-                rpc_ms, sql_ms = latency(d, thread_id)
+                rpc_ms, sql_ms, ping_ms = latency(d, thread_id)
                 for name, q in (("p50", 0.5), ("p99", 0.99)):
                     mine, floor = percentile(rpc_ms, q), percentile(sql_ms, q)
                     if name == "p50":
@@ -245,6 +258,16 @@ def run() -> list[Result]:
                             "<= 2" if name == "p50" else "",
                         )
                     )
+                results.append(
+                    Result(
+                        f"daemon/ping p50 beside it, {size:,} entries (any call's own cost)",
+                        percentile(ping_ms, 0.5),
+                        "ms",
+                        None,
+                        None,
+                        "",
+                    )
+                )
                 page, sql = in_process(d, thread_id)
                 results.append(
                     Result(

@@ -4,10 +4,14 @@ reaches the reader, the words do; a failed run leads with the runtime's own erro
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from alpctl.render import PLAIN
-from alpctl.transcript_render import render_item, render_stream_line
+from alpctl.transcript_render import _block, render_item, render_stream_line
 from protocol.runtime_output import first_error_line
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runtimes"
@@ -79,3 +83,28 @@ def test_an_item_is_wrapped_to_the_width_with_speaker_and_local_time() -> None:
     assert all(len(line) <= 60 for line in text.splitlines())
     tool = {"type": "tool", "tool": {"name": "Bash", "input": "ls", "result": "a"}}
     assert render_item(tool, 80, PLAIN).count("\n") == 0
+
+
+@given(
+    text=st.text(alphabet=st.sampled_from("ab é\t\u00a0\u3000\n\r\x0b.-"), max_size=120),
+    head=st.sampled_from(["", " ", "09:41 CET you  ", " " * 18]),
+    width=st.integers(min_value=0, max_value=130),
+)
+def test_a_block_is_what_textwrap_makes_of_it(text: str, head: str, width: int) -> None:
+    """`_block`'s short cut for a line that fits gives textwrap's own lines."""
+    width_used = max(width, 20)
+    indent = " " * min(len(head), max(width_used // 3, 4))
+    expected: list[str] = []
+    for index, paragraph in enumerate(text.splitlines() or [""]):
+        expected.extend(
+            textwrap.wrap(
+                paragraph,
+                width=width_used,
+                initial_indent=head if index == 0 else indent,
+                subsequent_indent=indent,
+                replace_whitespace=False,
+                drop_whitespace=True,
+            )
+            or [head.rstrip() if index == 0 else ""]
+        )
+    assert _block(head, text, width) == "\n".join(expected)

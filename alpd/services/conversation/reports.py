@@ -92,6 +92,10 @@ class ReportService:
         report = await self._write(execution_id)
         if report is None:
             return
+        try:
+            await self.history.transcripts.publish_report(report)
+        except Exception:
+            log.exception("transcript_publish_failed", execution=execution_id)
         for listener in self.on_report:
             try:
                 await listener(report)

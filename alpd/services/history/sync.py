@@ -31,7 +31,7 @@ from alpd.store.history.sync import (
     unfinished_first_syncs,
 )
 from alpd.store.history.threads import stale_thread_docs
-from alpd.store.history.transcript import last_entry
+from alpd.store.history.transcript_live import last_entry
 from protocol import jsonrpc
 from protocol import messages as m
 

@@ -3,8 +3,9 @@
 A page is one hop to the reader's thread (`alpd.store.history.transcript.read_page`: the
 owner check, every bounded read, the digest check) and a pure build
 (`alpd.domain.history.transcript.build_page`). Live: after the history sync copies new
-entries of a root (every second while it runs, `alpd.background.history_sync`), and after a
-report is written, subscribers of `thread/transcript` get the new items (`publish_after`) —
+entries of a root (every second while it runs, `alpd.background.history_sync`;
+`publish_after`), and after a report is written (`publish_report`), subscribers of
+`thread/transcript` get the new items —
 only when someone listens, so a thread nobody watches costs nothing more.
 """
 
@@ -17,13 +18,16 @@ import structlog
 
 from alpd.domain.history.transcript import (
     ENTRY_PHASE,
+    REPORT_PHASE,
     CursorInvalidError,
+    Key,
     build_page,
     page_bound,
 )
 from alpd.errors import InvalidArgument
 from alpd.services.context import Caller, Daemon
-from alpd.store.history.transcript import PageQuery, read_page, root_of
+from alpd.store.history.transcript import PageQuery, read_page
+from alpd.store.history.transcript_live import RootPlace, root_of, root_place
 from protocol import jsonrpc
 from protocol import messages as m
 
@@ -70,13 +74,26 @@ class TranscriptService:
         """Tell subscribers the items of `execution_id`'s root after its entry `after_entry`
         (its new entries, then its reports and handoffs): called after a copy added some."""
         where = await root_of(self.d.store, execution_id)
-        if where is None or not self.listened(where.thread_id):
+        if where is not None:
+            await self._publish(where, (where.sequence, ENTRY_PHASE, after_entry))
+
+    async def publish_report(self, report: m.Report) -> None:
+        """Tell subscribers a report's item (a root's, or a sub-agent's in its root), and
+        whatever of its root comes after it: called once the report is written."""
+        if not self.listened(report.thread_id):
+            return
+        where = await root_place(self.d.store, report.execution_id)
+        if where is not None:
+            await self._publish(where, (where.sequence, REPORT_PHASE, report.id - 1))
+
+    async def _publish(self, where: RootPlace, bound: Key) -> None:
+        if not self.listened(where.thread_id):
             return
         query = PageQuery(
             thread_id=where.thread_id,
             uid=where.owner_uid,
             direction="after",
-            bound=(where.sequence, ENTRY_PHASE, after_entry),
+            bound=bound,
             limit=LIVE_MAX_ITEMS,
             root=where.sequence,
         )

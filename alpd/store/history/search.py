@@ -32,6 +32,7 @@ __all__ = [
     "KeywordHit",
     "Params",
     "SearchQuery",
+    "check_entry_digest",
     "check_entry_digests",
     "check_thread_filter",
     "filters_sql",
@@ -227,19 +228,29 @@ def check_entry_digests(rows: Sequence[sqlite3.Row]) -> None:
     )
     for row in rows:
         entry_id = row[entry_at]
-        if entry_id is None:
-            continue
-        digest = row[digest_at]
-        if digest is None and entry_id < (row[since_at] or 0):
-            continue  # copied before entries had digests: nothing to check it against
-        if digest != entry_digest(entry_content(row[stored])):
-            raise HistoryEntryTampered(
-                f"history entry {entry_id} of execution {row[execution_at]} no longer matches "
-                "its digest: the state database was edited outside alpd, so search will not "
-                "show what it holds",
-                entryId=entry_id,
-                executionId=row[execution_at],
+        if entry_id is not None:
+            check_entry_digest(
+                entry_id, row[execution_at], row[digest_at], row[since_at], row[stored]
             )
+
+
+def check_entry_digest(
+    entry_id: int, execution_id: str, digest: str | None, since: int | None,
+    stored: Sequence[object],
+) -> None:  # fmt: skip
+    """One entry's check (`check_entry_digests`'s, for rows read by position): `stored` is
+    its `DIGESTED_COLUMNS` values in order, `since` the `history_digests.since` it was read
+    with."""
+    if digest is None and entry_id < (since or 0):
+        return  # copied before entries had digests: nothing to check it against
+    if digest != entry_digest(entry_content(stored)):  # type: ignore[arg-type]
+        raise HistoryEntryTampered(
+            f"history entry {entry_id} of execution {execution_id} no longer matches "
+            "its digest: the state database was edited outside alpd, so search will not "
+            "show what it holds",
+            entryId=entry_id,
+            executionId=execution_id,
+        )
 
 
 def search_sql(

@@ -1,5 +1,5 @@
 """`thread/transcript`'s statements: one page of a thread's conversation, in one hop to the
-reader's thread (`read_page`), and the entries a sync just added (`entries_after`).
+reader's thread (`read_page`); where a running root's new items go is `transcript_live`.
 
 Every row carries its place `(s, p, n)` (`alpd.domain.history.transcript.Key`: the root's
 sequence, the phase within it, a number within the phase; docs/transcript.md). The page is
@@ -14,11 +14,17 @@ made of bounded reads, each answered by an index, whatever the thread's size:
   placed by SQL, filtered by the cursor and `LIMIT`ed there;
 * every tool call's result (and a result's call) on the page, in one statement of one
   indexed branch per half: by call id within the execution, from the entry on in the
-  index's order. The halves are re-hashed with the page's entries.
+  index's order.
 
 An entry stored as a copy (`copy_of`: a resumed session's earlier lines) is its original's
 repetition and is left out; an adopted root (`origin.adoptedFrom`) reads the entries of the
-legacy execution it was adopted from. Every entry shown is re-hashed (`check_entry_digests`).
+legacy execution it was adopted from.
+
+Every entry the page shows is re-hashed (`check_entry_digest`), and only those: of the rows
+read (`limit + 1` per source), those past the page (`page_window`) are dropped first, a
+result shown inside its call is hashed with the call, and a result hidden because its call
+shows it (or its call, found only to know that) is not. Entries are read as plain tuples by
+position (`tuples`); the page costs about twice its statements (bench/bench_transcript.py).
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from functools import lru_cache
+from typing import Any, Final
 
 from alpd.domain.history.transcript import (
     ENTRY_PHASE,
@@ -37,13 +44,20 @@ from alpd.domain.history.transcript import (
     RootRow,
     ToolHalf,
     TranscriptRows,
+    page_window,
 )
 from alpd.errors import PermissionDenied, ThreadNotFound
-from alpd.store.db import BlockingTx, Store
-from alpd.store.history.search import STORED_COLUMNS_SQL, check_entry_digests
+from alpd.store.db import BlockingTx
+from alpd.store.entry_rows import DIGESTED_COLUMNS
+from alpd.store.history.search import STORED_COLUMNS_SQL, check_entry_digest
 from alpd.store.threads.steps import labels_from, labels_sql
 
-__all__ = ["PageQuery", "RootPlace", "halves_sql", "last_entry", "read_page", "root_of"]
+__all__ = [
+    "PageQuery",
+    "halves_sql",
+    "read_page",
+    "tuples",
+]
 
 #: how many roots one page visits at most looking for entries (a run of empty roots, e.g.
 #: the `command` runtime's, is skipped through in steps of this many)
@@ -73,11 +87,20 @@ FROM executions r WHERE r.thread_id = ?1 AND r.is_root = 1 AND r.sequence IS NOT
 ORDER BY r.sequence
 """
 
-_ENTRY_COLUMNS: Final = f"""
-h.id AS entry_id, h.execution_id, h.role, h.kind, h.text, h.tool_name, h.tool_input,
-h.output_tail, h.is_error, h.call_id, h.ts, h.model, h.digest,
-(SELECT since FROM history_digests) AS digests_since, {STORED_COLUMNS_SQL}
-"""
+#: an entry's columns, read as tuples in this order (`_AT`): its id, digest, the digests'
+#: start, then its digested columns (`STORED_COLUMNS_SQL`, what the page shows is among them)
+_ENTRY_COLUMNS: Final = (
+    "h.id AS entry_id, h.digest, (SELECT since FROM history_digests) AS digests_since, "
+    + STORED_COLUMNS_SQL
+)
+_ID, _DIGEST, _SINCE = 0, 1, 2
+_STORED: Final = slice(3, 3 + len(DIGESTED_COLUMNS))
+_AT: Final = {column: 3 + i for i, column in enumerate(DIGESTED_COLUMNS)}
+(_EXECUTION, _ROLE, _KIND, _TEXT, _TOOL_NAME, _TOOL_INPUT, _TAIL, _TS, _MODEL, _CALL,
+ _ERROR) = (_AT[c] for c in ("execution_id", "role", "kind", "text", "tool_name", "tool_input",
+                             "output_tail", "ts", "model", "call_id", "is_error"))  # fmt: skip
+#: a half's row: the entry's columns, then the page entry it is the other half of
+_FOR_ENTRY: Final = _STORED.stop
 
 # One root's entries (what it reads: itself, or the execution it was adopted from) past a
 # bound, in the page's order: `history_by_execution` answers it from the bound on.
@@ -110,26 +133,47 @@ _CALL_OF: Final = (
 HALVES_PER_STATEMENT: Final = 200
 
 
-def halves_sql(rows: Sequence[sqlite3.Row]) -> list[tuple[str, list[object]]]:
-    """The statements finding the other half of every tool call and result among `rows`,
-    with their parameters: `HALVES_PER_STATEMENT` halves each (none when there is none)."""
+@lru_cache(maxsize=64)
+def _halves_text(calls: tuple[bool, ...]) -> str:
+    """The halves statement for branches of these kinds (True: a call's result), the same
+    text for the same kinds: built once, and prepared once by SQLite's statement cache."""
+    return " UNION ALL ".join(
+        (_RESULT_OF if call else _CALL_OF).format(k=3 * i + 1, e=3 * i + 2, c=3 * i + 3)
+        for i, call in enumerate(calls)
+    )
+
+
+def halves_sql(rows: Sequence[Sequence[Any]]) -> list[tuple[str, list[object]]]:
+    """The statements finding the other half of every tool call and result among `rows`
+    (entry tuples, `_ENTRY_COLUMNS`), with their parameters: `HALVES_PER_STATEMENT` halves
+    each (none when there is none)."""
     statements: list[tuple[str, list[object]]] = []
-    branches: list[str] = []
+    kinds: list[bool] = []
     values: list[object] = []
     for row in rows:
-        call_id, kind = row["call_id"], row["kind"]
+        call_id, kind = row[_CALL], row[_KIND]
         if call_id is None or kind not in ("tool_call", "tool_result"):
             continue
-        k, e, c = len(values) + 1, len(values) + 2, len(values) + 3
-        template = _RESULT_OF if kind == "tool_call" else _CALL_OF
-        branches.append(template.format(k=k, e=e, c=c))
-        values += [row["entry_id"], row["execution_id"], call_id]
-        if len(branches) == HALVES_PER_STATEMENT:
-            statements.append((" UNION ALL ".join(branches), values))
-            branches, values = [], []
-    if branches:
-        statements.append((" UNION ALL ".join(branches), values))
+        kinds.append(kind == "tool_call")
+        values += [row[_ID], row[_EXECUTION], call_id]
+        if len(kinds) == HALVES_PER_STATEMENT:
+            statements.append((_halves_text(tuple(kinds)), values))
+            kinds, values = [], []
+    if kinds:
+        statements.append((_halves_text(tuple(kinds)), values))
     return statements
+
+
+def tuples(conn: BlockingTx, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+    """The rows of `sql` as plain tuples, whatever the connection's row factory (the page's
+    entries are read by position: a `sqlite3.Row` looked up by name costs a scan of its
+    column names per field)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    try:
+        return cursor.execute(sql, params).fetchall()
+    finally:
+        cursor.close()
 
 
 # The root a time falls after: the newest root opened at or before it (0: before the first).
@@ -204,9 +248,10 @@ _EVENTS_PAGE: Final = {
 
 
 def read_page(conn: BlockingTx, query: PageQuery) -> TranscriptRows:
-    """The rows of one page (each source read to `limit + 1` past the bound, so the domain
-    knows whether more lie beyond), on the reader's thread: THREAD_NOT_FOUND,
-    PERMISSION_DENIED, HISTORY_ENTRY_TAMPERED."""
+    """The rows of one page, on the reader's thread: THREAD_NOT_FOUND, PERMISSION_DENIED,
+    HISTORY_ENTRY_TAMPERED. Each source is read to `limit + 1` past the bound (so the page
+    is exact and says whether more lie beyond); of what was read, only the page's own rows
+    (`page_window`) become rows and are re-hashed."""
     _check_owner(conn, query.thread_id, query.uid)
     roots = [_root(row) for row in conn.execute(_ROOTS, (query.thread_id,))]
     want = query.limit + 1
@@ -217,8 +262,18 @@ def read_page(conn: BlockingTx, query: PageQuery) -> TranscriptRows:
             (query.thread_id, *query.bound, query.root, query.since, want),
         )
     ]
-    entries = _entries(conn, query, roots, want)
-    return TranscriptRows(roots=roots, events=events, entries=entries)
+    found = _entries(conn, query, roots, want)
+    kept, beyond = page_window(
+        [*(e.key for e in events), *(key for key, _, _ in found)],
+        query.direction, query.bound, query.limit,
+    )  # fmt: skip
+    entries = _checked(conn, [(key, root, row) for key, root, row in found if key in kept])
+    return TranscriptRows(
+        roots=roots,
+        events=[event for event in events if event.key in kept],
+        entries=entries,
+        more=beyond,
+    )
 
 
 def _check_owner(conn: BlockingTx, thread_id: str, uid: int) -> None:
@@ -231,10 +286,13 @@ def _check_owner(conn: BlockingTx, thread_id: str, uid: int) -> None:
         raise PermissionDenied(f"thread {thread_id} belongs to another user", threadId=thread_id)
 
 
+Found = tuple[Key, RootRow, tuple[Any, ...]]
+
+
 def _entries(
     conn: BlockingTx, query: PageQuery, roots: Sequence[RootRow], want: int
-) -> list[EntryRow]:
-    """Up to `want` entries past the bound, root by root in the page's order."""
+) -> list[Found]:
+    """Up to `want` entries past the bound, root by root in the page's order, as tuples."""
     s, p, n = query.bound
     backward = query.direction == "before"
     if backward:
@@ -243,8 +301,7 @@ def _entries(
         candidates = [r for r in roots if r.sequence >= s]
     if query.root is not None:
         candidates = [r for r in candidates if r.sequence == query.root]
-    rows: list[sqlite3.Row] = []
-    found: list[tuple[RootRow, sqlite3.Row]] = []
+    found: list[Found] = []
     for root in candidates[:MAX_ROOTS_VISITED]:
         if root.sequence == s:
             # the cursor's own root: entries past its number (all of them when the cursor
@@ -257,47 +314,54 @@ def _entries(
                 continue
         else:
             edge = 2**62 if backward else 0
-        got = conn.execute(
-            _ENTRIES[query.direction], (root.reads, edge, query.since, want - len(found))
-        ).fetchall()
-        rows.extend(got)
-        found.extend((root, row) for row in got)
+        got = tuples(
+            conn, _ENTRIES[query.direction], (root.reads, edge, query.since, want - len(found))
+        )
+        sequence = root.sequence
+        found.extend(((sequence, ENTRY_PHASE, row[_ID]), root, row) for row in got)
         if len(found) >= want:
             break
-    halves: dict[int, ToolHalf] = {}
-    for statement in halves_sql(rows):
-        # `for_entry` comes after the entry's own columns: the same positions as the page's
-        found_halves = conn.execute(*statement).fetchall()
-        rows.extend(found_halves)
-        for half in found_halves:
-            result = half["kind"] == "tool_result"
-            halves[half["for_entry"]] = ToolHalf(
-                entry_id=half["entry_id"],
-                text=(half["output_tail"] or half["text"] or "") if result else "",
-                is_error=bool(half["is_error"]) if result else False,
+    return found
+
+
+def _checked(conn: BlockingTx, page: list[Found]) -> list[EntryRow]:
+    """The page's entries with their tool halves, each entry shown re-hashed: an entry, and
+    a result shown inside its call. Not re-hashed, as not shown: a result whose call holds
+    it (the call shows it, from the half read for the call), and a result's call."""
+    halves: dict[int, tuple[Any, ...]] = {}
+    for statement in halves_sql([row for _, _, row in page]):
+        for found_half in tuples(conn, *statement):
+            halves[found_half[_FOR_ENTRY]] = found_half
+    checked: set[int] = set()
+    entries: list[EntryRow] = []
+    for key, root, row in page:
+        entry_id = row[_ID]
+        half = halves.get(entry_id)
+        other: ToolHalf | None = None
+        kind = row[_KIND]
+        if half is not None:
+            if kind == "tool_call":
+                _check(half, checked)
+                other = ToolHalf(half[_ID], half[_TAIL] or half[_TEXT] or "", bool(half[_ERROR]))
+            else:
+                other = ToolHalf(half[_ID], "", False)
+        if kind != "tool_result" or half is None:
+            _check(row, checked)
+        entries.append(
+            EntryRow(
+                key, root.id, row[_EXECUTION], row[_ROLE], kind, row[_TEXT], row[_TOOL_NAME],
+                row[_TOOL_INPUT], row[_TAIL], bool(row[_ERROR]), row[_CALL], row[_TS],
+                row[_MODEL], other,
             )
-    check_entry_digests(rows)
-    return [_entry(root, row, halves.get(row["entry_id"])) for root, row in found]
+        )  # fmt: skip
+    return entries
 
 
-def _entry(root: RootRow, row: sqlite3.Row, other: ToolHalf | None) -> EntryRow:
-    call_id, kind = row["call_id"], row["kind"]
-    return EntryRow(
-        key=(root.sequence, ENTRY_PHASE, row["entry_id"]),
-        root_id=root.id,
-        execution_id=row["execution_id"],
-        role=row["role"],
-        kind=kind,
-        text=row["text"],
-        tool_name=row["tool_name"],
-        tool_input=row["tool_input"],
-        output_tail=row["output_tail"],
-        is_error=bool(row["is_error"]),
-        call_id=call_id,
-        at=row["ts"],
-        model=row["model"],
-        other_half=other,
-    )
+def _check(row: tuple[Any, ...], checked: set[int]) -> None:
+    entry_id = row[_ID]
+    if entry_id not in checked:
+        checked.add(entry_id)
+        check_entry_digest(entry_id, row[_EXECUTION], row[_DIGEST], row[_SINCE], row[_STORED])
 
 
 def _root(row: sqlite3.Row) -> RootRow:
@@ -334,32 +398,3 @@ def _event(row: sqlite3.Row) -> EventRow:
         status=row["status"],
         ref=None if row["ref"] is None else str(row["ref"]),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class RootPlace:
-    """Where an execution's entries show: its root's thread, owner and sequence."""
-
-    thread_id: str
-    owner_uid: int
-    sequence: int
-
-
-async def root_of(store: Store, execution_id: str) -> RootPlace | None:
-    """Where `execution_id`'s entries show, when it is a root of a thread (None: a child,
-    a temp run, a legacy execution)."""
-    row = await store.fetchone(
-        "SELECT thread_id, owner_uid, sequence FROM executions WHERE id = ?1 "
-        "AND is_root = 1 AND thread_id IS NOT NULL AND sequence IS NOT NULL",
-        (execution_id,),
-    )
-    return None if row is None else RootPlace(row[0], row[1], row[2])
-
-
-async def last_entry(store: Store, execution_id: str) -> int:
-    """The execution's largest entry id (0: none yet)."""
-    row = await store.fetchone(
-        "SELECT coalesce(max(id), 0) FROM history_entries WHERE execution_id = ?",
-        (execution_id,),
-    )
-    return int(row[0]) if row else 0

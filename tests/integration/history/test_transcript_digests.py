@@ -1,0 +1,117 @@
+"""`thread/transcript` re-hashes every entry it shows, and only those: an entry edited in the
+database outside alpd is HISTORY_ENTRY_TAMPERED on the pages that show it (a tool result
+shown inside its call included), and does not stop the pages that do not (a result hidden
+because its call, on the page before, shows it)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from alpctl.client import RpcError
+from alpd.testing.daemon import DaemonProcess
+
+SESSION = "11111111-2222-4333-8444-555555555555"
+
+
+def line(kind: str, content: Any, n: int) -> str:
+    message = {"role": kind, "content": content}
+    if kind == "assistant":
+        message["model"] = "claude-test"
+    at = f"2026-11-20T10:00:{n:02d}.000Z"
+    return json.dumps(
+        {"type": kind, "uuid": str(uuid.uuid4()), "sessionId": SESSION, "timestamp": at,
+         "message": message}
+    )  # fmt: skip
+
+
+def session(directory: Path) -> None:
+    """turn 1, reply 1, turn 2, a Bash call and its result, reply 2, turn 3, reply 3."""
+    directory.mkdir()
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "make"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "all green"}
+    lines = [
+        line("user", "turn 1", 1),
+        line("assistant", [{"type": "text", "text": "reply 1"}], 2),
+        line("user", "turn 2", 3),
+        line("assistant", [call], 4),
+        line("user", [result], 5),
+        line("assistant", [{"type": "text", "text": "reply 2"}], 6),
+        line("user", "turn 3", 7),
+        line("assistant", [{"type": "text", "text": "reply 3"}], 8),
+    ]
+    (directory / f"{SESSION}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def page(d: DaemonProcess, tid: str, limit: int) -> list[dict[str, Any]]:
+    result = d.call("thread/transcript", {"threadId": tid, "limit": limit})
+    assert isinstance(result, dict)
+    return list(result["items"])
+
+
+def edit(d: DaemonProcess, sql: str, params: tuple[str, ...]) -> int:
+    """A statement on the database behind alpd's back (the immutability trigger dropped)."""
+    with closing(sqlite3.connect(d.home / "alp.db", timeout=10, isolation_level=None)) as conn:
+        conn.execute("DROP TRIGGER IF EXISTS history_entries_immutable")
+        return conn.execute(sql, params).rowcount
+
+
+def tamper(d: DaemonProcess, text: str) -> None:
+    changed = edit(
+        d,
+        "UPDATE history_entries SET text = text || ' (edited)', "
+        "output_tail = CASE WHEN output_tail IS NULL THEN NULL ELSE output_tail || '!' END "
+        "WHERE text = ? OR output_tail = ?",
+        (text, text),
+    )
+    assert changed == 1, text
+
+
+def tampered(d: DaemonProcess, tid: str, limit: int) -> bool:
+    try:
+        page(d, tid, limit)
+    except RpcError as exc:
+        assert exc.name == "HISTORY_ENTRY_TAMPERED"
+        return True
+    return False
+
+
+def test_only_the_entries_a_page_shows_are_re_hashed(d: DaemonProcess, tmp_path: Path) -> None:
+    session(tmp_path / "sessions")
+    d.call("history/import", {"runtime": "claude", "path": str(tmp_path / "sessions")})
+    adopted = d.call("thread/adopt", {"sessionId": SESSION})
+    assert isinstance(adopted, dict)
+    tid = str(adopted["threadId"])
+    newest4 = page(d, tid, 4)
+    assert [i.get("text") for i in newest4] == ["reply 2", "turn 3", "reply 3"]  # result hidden
+    five = page(d, tid, 5)
+    assert five[0]["type"] == "tool" and five[0]["tool"]["result"] == "all green"
+    assert not tampered(d, tid, 50)
+
+    tamper(d, "turn 1")
+    assert not tampered(d, tid, 4)  # not on the newest page
+    assert tampered(d, tid, 50)
+    edit(d, "UPDATE history_entries SET text = 'turn 1' WHERE text = ?", ("turn 1 (edited)",))
+    assert not tampered(d, tid, 50)
+
+    tamper(d, "all green")
+    assert not tampered(d, tid, 4)  # the result's call is on the page before: hidden here
+    assert tampered(d, tid, 5)  # shown inside its call
+
+
+def test_a_page_of_a_thread_with_no_entries_is_not_checked_at_all(d: DaemonProcess) -> None:
+    tid = d.call("thread/create", {"title": "empty"})
+    assert isinstance(tid, dict)
+    assert [i["type"] for i in page(d, str(tid["id"]), 10)] == []
+
+
+@pytest.fixture
+def d(start_alpd: Any) -> DaemonProcess:
+    daemon: DaemonProcess = start_alpd("")
+    return daemon
