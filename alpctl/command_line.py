@@ -60,7 +60,10 @@ VALUED = frozenset(
 def runtime_options(parser: Any) -> None:
     """What starts a root: bare `alp` and `alp thread continue`."""
     parser.add_argument("--runtime", help="claude, codex or command (default: the agent's)")
-    parser.add_argument("--agent", help="an agent from config.toml (default: the runtime's)")
+    parser.add_argument(
+        "--agent",
+        help="an agent from config.toml (default: the thread's last root's, else the runtime's)",
+    )
     parser.add_argument(
         "--headless", action="store_true", help="run under alpd with no terminal (needs --prompt)"
     )

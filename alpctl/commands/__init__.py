@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, tuple[str, str]] = {
     "thread": (
         "thread",
-        "threads: create, continue, list, show, context, clear, undo, close, archive, sync",
+        "threads: create, continue, list, show, log, context, clear, undo, diff, restore, "
+        "close, archive, adopt, export, import, budget, sync, reconcile",
     ),
     "push": ("push", "a message from a script or alert into a thread: wakes it, or queues"),
     "handoff": ("handoff", "a capped summary from one of your threads into another"),
@@ -52,17 +53,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "context": ("context", "from inside a run: pin work state the next root must know"),
     "hold": ("hold", "from inside a run: don't interrupt it with deliveries (--off: take them)"),
     "delegate": ("delegate", "from inside a run: start a delegated child run"),
-    "delegation": ("delegation", "the graph of runs a root started"),
+    "delegation": ("delegation", "the graph of runs a root started: tree"),
     "execution": ("execution", "one execution (run): show, logs, cancel"),
     "search": ("search", "search your threads' history by keyword and by meaning"),
     "model": ("model", "fetch a model for search by meaning into alp's cache, with progress"),
     "import": ("history_import", "index native sessions from before alp (not in a thread)"),
     "mcp": ("mcp", "alp's tools for the agent inside a run, as a stdio MCP server"),
-    "schedule": ("schedule", "run a prompt in a thread on a schedule: add, list, pause, rm, run"),
+    "schedule": (
+        "schedule",
+        "run a prompt in a thread on a schedule: add, list, show, pause, resume, rm, run",
+    ),
     "ps": ("ps", "what is running: jobs with their cost, the queue, schedules, services"),
     "activity": ("activity", "what ran, newest first, with its report and cost"),
     "web": ("web", "the web page: turn it on and print a one-time login URL"),
-    "channel": ("channel", "chat doors (Telegram, WeChat): list, pair a sender, unpair"),
+    "channel": (
+        "channel",
+        "chat doors (Telegram, WeChat): list, pair a sender, unpair, mute, unmute",
+    ),
     "daemon": ("daemon", "the daemon: status, ping, reload its config, stop"),
     "doctor": (
         "doctor",

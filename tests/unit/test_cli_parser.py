@@ -272,3 +272,23 @@ def test_what_is_not_an_unknown_option_keeps_argparses_word(
 def test_an_abbreviated_option_and_a_negative_value_are_not_unknown() -> None:
     assert parse(["thread", "list", "--arch"]).archived is True
     assert parse(["thread", "diff", "t", "--root", "-1"]).root == -1
+
+
+def test_alp_help_names_every_action_of_every_command() -> None:
+    """`alp help`'s line for a command lists its actions: a newcomer found no `thread log`."""
+    import re
+
+    missing = []
+    for command in _parsers(build_parser())[0]._actions:
+        if not isinstance(command, argparse._SubParsersAction):
+            continue
+        for name, parser in command.choices.items():
+            words = _commands(parser) or [
+                str(choice)
+                for a in parser._actions
+                if a.dest == "action" and a.choices
+                for choice in a.choices
+            ]
+            line = COMMANDS[name][1]
+            missing += [f"{name} {w}" for w in words if not re.search(rf"\b{w}\b", line)]
+    assert missing == []
