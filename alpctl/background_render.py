@@ -50,9 +50,10 @@ def schedule_line(s: dict[str, Any]) -> str:
     state = s["status"] if s["status"] != "active" else f"next {local_time(s.get('nextFireAt'))}"
     last = s.get("lastResult") or "-"
     title = s.get("threadTitle") or s["threadId"]
+    why = "  (wakes the thread: usage limit reset)" if s.get("reason") == "usage-limit" else ""
     return (
         f"{s['id']}  {state:<22} {s['rule']:<34} last {last:<11} "
-        f"runs {s.get('runs', 0):<4} {cost(s.get('costUsd')):>9}  {title}"
+        f"runs {s.get('runs', 0):<4} {cost(s.get('costUsd')):>9}  {title}{why}"
     )
 
 
@@ -83,6 +84,8 @@ def schedule_detail(s: dict[str, Any]) -> str:
         lines.append(f"  limits     each run ends after {timeout} or at {budget}")
     if s.get("reportTo") is not None:
         lines.append(f"  reports to {', '.join(s['reportTo'])} (and its thread)")
+    if s.get("reason") == "usage-limit":
+        lines.append(f"  made by    alp: {s.get('wakeOf')} hit its usage limit; this wakes it")
     if s.get("queuedFireAt"):
         lines.append(f"  queued     a fire of {local_time(s['queuedFireAt'])} waits for the thread")
     return "\n".join(lines)

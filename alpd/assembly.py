@@ -49,6 +49,7 @@ from alpd.services.runs.guards import enforce_limits
 from alpd.services.runs.leases import Leases
 from alpd.services.runs.reconcile import reconcile
 from alpd.services.schedules.service import ScheduleService
+from alpd.services.schedules.wakes import UsageLimitWakes
 from alpd.services.threads.refs import resolve_params
 from alpd.store.db import Store
 from protocol import messages as m
@@ -131,6 +132,8 @@ class Runtime:
         self.executions.after_settle.append(self.recaps.after_settle)
         self.executions.after_step.append(self.recaps.after_step)
         self.schedules = ScheduleService(self.executions, wake=lambda: self.scheduler.poke())
+        #: a root ended on its runtime's usage limit → a one-off wake at the reset
+        self.executions.after_settle.append(UsageLimitWakes(self.schedules).after_settle)
         self.scheduler = Scheduler(self.schedules, self.delivery)
         self.dispatcher = Dispatcher(handlers(self), resolve=self._thread_named)
         #: the chat doors (alpd.channels): run by `daemon.py` when config.toml has them

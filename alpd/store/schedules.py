@@ -81,6 +81,9 @@ class ScheduleRow:
     budget_usd: float | None = None
     #: where its reports go besides its thread (alpd.domain.report_destinations); None: chats
     report_to: tuple[str, ...] | None = None
+    #: why alp made it ('usage-limit': the wake after a usage limit) and the run it follows
+    reason: str | None = None
+    wake_of: str | None = None
 
 
 def _schedule(row: sqlite3.Row, *, view: bool) -> ScheduleRow:
@@ -112,6 +115,8 @@ def _schedule(row: sqlite3.Row, *, view: bool) -> ScheduleRow:
         timeout_seconds=row["timeout_seconds"],
         budget_usd=row["budget_usd"],
         report_to=None if row["report_to"] is None else tuple(json.loads(row["report_to"])),
+        reason=row["reason"],
+        wake_of=row["wake_of"],
     )
 
 

@@ -79,6 +79,8 @@ class PsSchedule(Wire):
     runs: int = 0
     missed: int = 0
     cost_usd: float | None = None
+    #: `usage-limit`: the thread's wake when its runtime's usage limit resets
+    reason: str | None = None
 
 
 class PsLeftover(Wire):

@@ -93,6 +93,10 @@ class Schedule(Wire):
     #: each fired root's limits, when the schedule sets its own (else the agent's)
     timeout_seconds: int | None = None
     budget_usd: float | None = None
+    #: a schedule alp made itself: `usage-limit` (the thread's wake when its runtime's usage
+    #: limit resets, docs/budgets.md), and the run it follows
+    reason: str | None = None
+    wake_of: str | None = None
 
 
 class ScheduleRef(Wire):

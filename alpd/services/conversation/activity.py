@@ -57,6 +57,7 @@ def _schedule(row: PsScheduleRow, stats: RunStats, waiting: dict[str, str | None
         runs=runs,
         missed=row.missed,
         cost_usd=cost,
+        reason=row.reason,
     )
 
 

@@ -111,6 +111,8 @@ def schedule_from_row(row: ScheduleRow, stats: RunStats) -> m.Schedule:
         timeout_seconds=row.timeout_seconds,
         budget_usd=row.budget_usd,
         report_to=None if row.report_to is None else list(row.report_to),
+        reason=row.reason,
+        wake_of=row.wake_of,
     )
 
 
@@ -262,6 +264,10 @@ class ScheduleService:
         self.publish(schedule, "deleted")
         self.wake()
         return schedule
+
+    async def announce(self, caller: Caller, schedule_id: str, change: str) -> m.Schedule:
+        """Publish `schedule/changed` for a change made elsewhere (a usage limit's wake)."""
+        return await self._changed(caller, schedule_id, change)
 
     async def _changed(self, caller: Caller, schedule_id: str, change: str) -> m.Schedule:
         schedule = await self.show(caller, m.ScheduleRef(schedule_id=schedule_id))

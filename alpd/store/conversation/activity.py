@@ -51,7 +51,7 @@ _QUEUED = """
 
 _SCHEDULES = """
     SELECT s.id, s.thread_id, s.rule, s.expression, s.timezone, s.anchor_at, s.status,
-        s.next_fire_at, s.missed, t.title AS thread_title
+        s.next_fire_at, s.missed, t.title AS thread_title, s.reason
     FROM schedules s JOIN threads t ON t.id = s.thread_id
     WHERE s.owner_uid = ? AND s.status IN ('active', 'paused')
     ORDER BY s.next_fire_at IS NULL, s.next_fire_at
@@ -111,6 +111,7 @@ class PsScheduleRow:
     next_fire_at: str | None
     missed: int
     thread_title: str | None
+    reason: str | None = None
 
 
 class PsRows(NamedTuple):
@@ -193,6 +194,7 @@ def _schedule(row: sqlite3.Row) -> PsScheduleRow:
         next_fire_at=row["next_fire_at"],
         missed=row["missed"],
         thread_title=row["thread_title"],
+        reason=row["reason"],
     )
 
 
