@@ -45,6 +45,7 @@ class WebPage:
         cookie: str | None = None,
         origin: str | None = None,
         form: str | None = None,
+        accept: str | None = None,
     ) -> Answer:
         connection = http.client.HTTPConnection(self.address, self.port, timeout=30)
         headers = {"Host": host or self.host}
@@ -52,6 +53,8 @@ class WebPage:
             headers["Cookie"] = cookie
         if origin is not None:
             headers["Origin"] = origin
+        if accept is not None:
+            headers["Accept"] = accept
         if form is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         try:

@@ -4,6 +4,11 @@ Door, so it meets the same checks and the same named errors.
 On success the browser is sent back to the page it acted on (303, so a reload does not
 repeat the action); on a domain error that page is rendered again with the error's name and
 message and what was typed, with the error's HTTP status.
+
+The conversation's composer (continue, push) posts the same forms from the page's script
+with `Accept: application/json`, and is answered in JSON instead, so the view it sits under
+keeps its place: `{"ok": true, "message": …, "result": <the wire result>}`, or
+`{"ok": false, "error": {"name", "message", "data"}}` with the error's HTTP status.
 """
 
 from __future__ import annotations
@@ -11,13 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from alpd.errors import AlpError
+from alpd.web import conversation
 from alpd.web.door import Door
-from alpd.web.pages import Pages
+from alpd.web.pages import Pages, http_status
 
 #: what the page writes into `origin.door` and a push's source label
 DOOR = "web"
@@ -29,6 +36,19 @@ async def _form(request: Request) -> dict[str, str]:
     return {key: value for key, value in form.items() if isinstance(value, str)}
 
 
+def _wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+def _json(answer: dict[str, Any], status: int = 200) -> Response:
+    return Response(msgspec.json.encode(answer), status, media_type="application/json")
+
+
+def _json_error(exc: AlpError) -> Response:
+    error = {"name": exc.name, "message": exc.message, "data": exc.data}
+    return _json({"ok": False, "error": error}, http_status(exc.name))
+
+
 class Actions:
     def __init__(self, door: Door, pages: Pages) -> None:
         self.door = door
@@ -38,6 +58,8 @@ class Actions:
         return [
             Route("/t/{thread_id}/continue", self.continue_, methods=["POST"]),
             Route("/t/{thread_id}/push", self.push, methods=["POST"]),
+            Route("/t/{thread_id}/transcript", self.pages.transcript, methods=["GET"]),
+            Route("/t/{thread_id}/clear", self.pages.clear, methods=["GET"]),
             Route("/t/{thread_id}/clear", self.clear, methods=["POST"]),
             Route("/t/{thread_id}/undo", self.undo, methods=["POST"]),
             Route("/t/{thread_id}/restore", self.pages.restore, methods=["GET"]),
@@ -75,14 +97,23 @@ class Actions:
         return RedirectResponse("/memory", status_code=303)
 
     async def _on_thread(
-        self, request: Request, method: str, params: Callable[[dict[str, str]], dict[str, Any]]
+        self,
+        request: Request,
+        method: str,
+        params: Callable[[dict[str, str]], dict[str, Any]],
+        said: Callable[[Any], str] | None = None,
     ) -> Response:
         thread_id = request.path_params["thread_id"]
         form = await _form(request)
+        as_json = said is not None and _wants_json(request)
         try:
-            await self.door.call(method, thread_id=thread_id, **params(form))
+            result = await self.door.call(method, thread_id=thread_id, **params(form))
         except AlpError as exc:
+            if as_json:
+                return _json_error(exc)
             return await self.pages.thread(request, error=exc, form=form)
+        if as_json and said is not None:
+            return _json({"ok": True, "message": said(result), "result": result})
         return RedirectResponse(f"/t/{thread_id}", status_code=303)
 
     async def continue_(self, request: Request) -> Response:
@@ -95,13 +126,21 @@ class Actions:
                 "agent": form.get("agent") or None,
                 "door": DOOR,
             },
+            conversation.continued,
         )
 
     async def push(self, request: Request) -> Response:
+        """A push; the composer names its text `prompt`, the older form `text`."""
         return await self._on_thread(
             request,
             "thread/push",
-            lambda form: {"text": form.get("text", ""), "source": PUSH_SOURCE, "door": DOOR},
+            lambda form: {
+                "text": form.get("text") or form.get("prompt", ""),
+                "source": PUSH_SOURCE,
+                "agent": form.get("agent") or None,
+                "door": DOOR,
+            },
+            conversation.pushed,
         )
 
     async def clear(self, request: Request) -> Response:

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from alpd.errors import AlpError
-from alpd.web import view
+from alpd.web import conversation, view
 from alpd.web.door import Door
 from alpd.web.render import render
 from protocol import messages as m
@@ -26,6 +26,8 @@ SEARCH_MODES: Final = ("hybrid", "keyword", "meaning")
 ROLES: Final = ("user", "assistant", "tool", "system")
 #: the patch a thread page shows of its last step (the CLI shows more: `alp thread diff`)
 PATCH_SHOWN: Final = 64 * 1024
+#: items of the conversation a thread page opens with (the newest), and per older page
+TRANSCRIPT_SHOWN: Final = 100
 
 
 def http_status(name: str) -> int:
@@ -53,6 +55,17 @@ def error_page(exc: AlpError, page_title: str = "Error") -> Response:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _conversation(page: m.TranscriptResult | None) -> dict[str, Any]:
+    """What transcript_items.html reads of a page (an empty one when it could not be read)."""
+    if page is None:
+        return {"items": [], "roots": {}, "attributes": conversation.page_attributes(None)}
+    return {
+        "items": page.items,
+        "roots": conversation.roots_by_id(page.roots),
+        "attributes": conversation.page_attributes(page),
+    }
 
 
 class Pages:
@@ -91,8 +104,18 @@ class Pages:
             )
         except AlpError as exc:
             return error_page(exc, "Thread")
+        transcript: m.TranscriptResult | None = None
+        transcript_error: AlpError | None = None
+        try:
+            transcript = await self.door.call(
+                "thread/transcript", thread_id=thread_id, limit=TRANSCRIPT_SHOWN
+            )
+        except AlpError as exc:
+            transcript_error = exc
         return render(
             "thread.html",
+            **_conversation(transcript),
+            transcript_error=transcript_error,
             files=None if shown.thread.busy_root else await self._files(thread_id),
             status=http_status(error.name) if error else 200,
             title=shown.thread.title or thread_id,
@@ -102,6 +125,40 @@ class Pages:
             error=error,
             form=form or {},
             live=f"/events?thread={thread_id}",
+            href=f"/t/{thread_id}",
+            now=_now(),
+        )
+
+    async def transcript(self, request: Request) -> Response:
+        """One page of the conversation, as list items for the script to place:
+        `?before=C` (older), `?after=C` (newer), `full=1` (a tool call's whole text)."""
+        query = request.query_params
+        limit = query.get("limit", "")
+        try:
+            page: m.TranscriptResult = await self.door.call(
+                "thread/transcript",
+                thread_id=request.path_params["thread_id"],
+                before=query.get("before"),
+                after=query.get("after"),
+                limit=int(limit) if limit.isdigit() else TRANSCRIPT_SHOWN,
+                full=query.get("full") == "1",
+            )
+        except AlpError as exc:
+            return render("transcript.html", status=http_status(exc.name), error=exc)
+        return render("transcript.html", page=page, **_conversation(page), now=_now())
+
+    async def clear(self, request: Request) -> Response:
+        """Clear asks first: what it does, and the form that does it."""
+        thread_id = request.path_params["thread_id"]
+        try:
+            shown: m.ThreadShowResult = await self.door.call("thread/show", thread_id=thread_id)
+        except AlpError as exc:
+            return error_page(exc, "Clear")
+        return render(
+            "clear.html",
+            title="Clear the context",
+            thread_id=thread_id,
+            thread_title=shown.thread.title or thread_id,
             href=f"/t/{thread_id}",
             now=_now(),
         )

@@ -11,8 +11,9 @@ import jinja2
 from markupsafe import Markup
 from starlette.responses import HTMLResponse
 
-from alpd.web import view
+from alpd.web import conversation, view
 from alpd.web.listing import thread_rows
+from alpd.web.markdown import render_markdown
 
 #: C0 controls but tab, newline, form feed and carriage return, and DEL: HTML forbids them in
 #: a page (a NUL is a parse error the browser turns into U+FFFD, or worse, and ends a C string
@@ -49,6 +50,18 @@ _ENV.globals.update(
     context_sections=view.context_sections,
     thread_rows=thread_rows,
     snippet_parts=view.snippet_parts,
+    # the conversation (alpd.web.conversation)
+    markdown=render_markdown,
+    markdown_types=conversation.MARKDOWN,
+    item_classes=conversation.item_classes,
+    item_time=conversation.item_time,
+    provisional=conversation.provisional,
+    speaker=conversation.speaker,
+    tool_line=conversation.tool_line,
+    folded=conversation.folded,
+    first_line=conversation.first_line,
+    root_line=conversation.root_line,
+    root_status=conversation.root_status,
 )
 
 

@@ -20,7 +20,7 @@ from alpd.testing.daemon import DaemonProcess, running_daemon
 from alpd.web.app import routes
 from alpd.web.stream import EventStreams
 
-STATIC_FILES = ("/static/alp.css", "/static/alp.js")
+STATIC_FILES = ("/static/alp.css", "/static/alp.js", "/static/conversation.js")
 
 
 def every_route() -> list[tuple[str, str]]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from alpd.web.conversation import page_attributes
 from alpd.web.render import render
 from protocol import messages as m
 
@@ -33,7 +34,8 @@ def shown(**extra: Any) -> m.ThreadShowResult:
 def page(result: m.ThreadShowResult) -> str:
     response = render(
         "thread.html", title="t", shown=result, schedules=[], snapshot=result.context.snapshot,
-        form={}, live="/events", href="/t/thread_1", now=NOW,
+        form={}, live="/events", href="/t/thread_1", now=NOW, transcript_error=None, items=[],
+        roots={}, attributes=page_attributes(None),
     )  # fmt: skip
     return bytes(response.body).decode()
 

@@ -1,0 +1,229 @@
+"""The conversation view in a real headless Chromium (Debian's, driven by Playwright).
+
+A long thread (an imported Claude session of 1,000 items, adopted) opens at its end, tool
+calls folded, code blocks kept, nothing in it executed; scrolling up loads older pages until
+the start, what was in view staying in view; a tool call's whole text comes on request. The
+composer pushes and continues without leaving the page, says what it started, names an
+error and keeps what was typed; new items (from the page's own push, from `alp push` at the
+command line, a root running then settling) arrive without a reload.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chromium import chromium_page, log_in, screenshot
+from conversations import adopted_thread
+from polling import wait_for
+from webpage import WebPage, open_page
+
+from alpd.testing.daemon import DaemonProcess, running_daemon
+
+pytestmark = pytest.mark.browser
+
+#: 3 items a turn and the root marker: 1,000 items
+TURNS = 333
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
+    release = tmp_path / "release"
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[agents.echo]\n"
+        'runtime = "command"\n'
+        'args = ["sh", "-c", "cat; echo done"]\n'
+        "[agents.blocker]\n"
+        'runtime = "command"\n'
+        f'args = ["sh", "-c", "while [ ! -f {release} ]; do sleep 0.05; done; echo released"]\n'
+    )
+    with running_daemon(tmp_path, extra_args=["--config", str(config)]) as started:
+        yield started
+
+
+@pytest.fixture
+def browser_page() -> Iterator[Any]:
+    with chromium_page() as page:
+        yield page
+
+
+def cli_json(daemon: DaemonProcess, *args: str) -> Any:
+    done = daemon.cli("--json", *args)
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return json.loads(done.stdout)
+
+
+def every_cursor(daemon: DaemonProcess, thread_id: str) -> list[str]:
+    cursors: list[str] = []
+    after = ""
+    while True:
+        page = daemon.call(
+            "thread/transcript", {"threadId": thread_id, "after": after, "limit": 500}
+        )
+        cursors += [item["cursor"] for item in page["items"]]
+        if not page.get("moreAfter"):
+            return cursors
+        after = page["next"]
+
+
+def shown_cursors(page: Any) -> list[str]:
+    return list(
+        page.eval_on_selector_all("#transcript > li", "els => els.map(e => e.dataset.cursor)")
+    )
+
+
+def open_thread(page: Any, web: WebPage, thread_id: str) -> float:
+    """Seconds from asking for the thread page to its conversation placed and scrolled."""
+    started = time.monotonic()
+    page.goto(f"{web.url}t/{thread_id}")
+    page.wait_for_selector("#transcript[data-ready='1']", state="attached")
+    return time.monotonic() - started
+
+
+def test_a_long_conversation_opens_at_its_end_and_scrolls_back_to_its_start(
+    daemon: DaemonProcess, browser_page: Any, tmp_path: Path
+) -> None:
+    page = browser_page
+    work = tmp_path / "work"
+    work.mkdir()
+    tid = adopted_thread(daemon, tmp_path / "sessions", TURNS, work, "a long conversation")
+    whole = every_cursor(daemon, tid)
+    assert len(whole) == 3 * TURNS + 1
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    web = open_page(daemon)
+    log_in(page, web)
+    opened = open_thread(page, web, tid)
+    print(f"thread page of {len(whole)} items open in {opened:.3f} s")
+
+    shown = shown_cursors(page)
+    assert shown == whole[-len(shown) :]
+    scroller = page.locator("#transcript-scroll")
+    at_end = scroller.evaluate("s => s.scrollHeight - s.scrollTop - s.clientHeight")
+    assert at_end < 48, at_end
+    last = page.locator("#transcript > li").last
+    assert "make 333" in last.inner_text()
+    # tool calls folded to one line; the assistant's code block kept; its script only text
+    assert page.locator("#transcript details.tool").count() >= 20
+    assert page.locator("#transcript details.tool[open]").count() == 0
+    code = page.locator("#transcript .md pre code.language-python").last
+    assert code.inner_text() == "print('<b>turn 333</b>')"
+    assert "<script>alert(333)</script> stays text" in page.locator(".md li").last.inner_text()
+    screenshot(page, "conversation")
+
+    # scrolling up: each older page placed above, what was in view staying in view
+    first_shown = page.locator("#transcript > li").first
+    first_cursor = first_shown.get_attribute("data-cursor")
+    started = time.monotonic()
+    while page.locator("#older .meta").count() == 0:
+        pages = int(page.eval_on_selector("#transcript", "l => Number(l.dataset.older || 0)"))
+        scroller.evaluate("s => { s.scrollTop = 0; }")
+        page.wait_for_function(
+            "(n) => Number(document.getElementById('transcript').dataset.older || 0) > n",
+            arg=pages,
+        )
+        if pages == 0:
+            # the item that was at the top is still there, below the page placed above it
+            kept = page.locator(f"#transcript > li[data-cursor='{first_cursor}']")
+            assert kept.evaluate("(li) => li.offsetTop") > 0
+            assert scroller.evaluate("s => s.scrollTop") > 0
+    print(f"scrolled back through {len(whole)} items in {time.monotonic() - started:.3f} s")
+    assert shown_cursors(page) == whole
+    assert page.locator("#older").inner_text() == "The start of the thread."
+    assert (
+        page.locator("#transcript > li").first.get_attribute("class").startswith("item type-root")
+    )
+
+    # one tool call's whole text, on request
+    tool = page.locator("#transcript li.type-tool").first
+    tool.locator("summary").click()
+    assert "line 0 of the build output" not in tool.inner_text()
+    tool.get_by_role("button", name="Show the whole call").click()
+    page.wait_for_selector("#transcript li.type-tool >> nth=0 >> text=line 0 of the build output")
+    assert dialogs == []
+
+
+def test_the_composer_pushes_continues_and_names_an_error_and_new_items_arrive_live(
+    daemon: DaemonProcess, browser_page: Any, tmp_path: Path
+) -> None:
+    page = browser_page
+    thread = cli_json(daemon, "thread", "create", "--title", "on call")
+    tid = thread["id"]
+    first = cli_json(daemon, "thread", "continue", tid, "--agent", "echo", "--headless",
+                     "--prompt", "look at the disk")["execution"]  # fmt: skip
+    daemon.call("execution/wait", {"executionId": first["id"], "timeout": 30})
+    wait_for(lambda: every_cursor(daemon, tid), what="root #1 in the transcript")
+    web = open_page(daemon)
+    log_in(page, web)
+    open_thread(page, web, tid)
+    page.wait_for_selector("#connection.live")
+    page.evaluate("window.alpNotReloaded = true")
+
+    # push from the composer: what became of it, then the push and its root's report
+    page.fill("#prompt", "deploy is green")
+    page.get_by_role("button", name="Push").click()
+    result = page.locator("#composer-result")
+    page.wait_for_selector("#composer-result:has-text('Pushed: the thread was idle; root #2')")
+    assert result.get_attribute("role") == "status"
+    assert page.input_value("#prompt") == ""
+    page.locator("#transcript li.type-push", has_text="deploy is green").wait_for()
+    page.locator("#transcript li.type-report", has_text="#2").wait_for()
+
+    # an error by name; what was typed stays
+    page.fill("#prompt", "try this")
+    page.fill("input[name=agent]", "nobody")
+    page.get_by_role("button", name="Continue").click()
+    alert = page.locator("#composer-result[role=alert]")
+    alert.wait_for()
+    assert "AGENT_NOT_FOUND" in alert.inner_text()
+    assert page.input_value("#prompt") == "try this"
+
+    # from another door: `alp push` at the command line
+    asked = time.monotonic()
+    cli_json(daemon, "push", tid, "--from", "ci", "--", "nightly build failed")
+    page.locator("#transcript li.type-push", has_text="nightly build failed").wait_for()
+    print(f"a push from the CLI shown {time.monotonic() - asked:.3f} s after it was made")
+
+    # a running root: its marker says so, and says how it ended when it settles
+    wait_for(lambda: not daemon.call("thread/show", {"threadId": tid})["thread"].get("busyRoot"),
+             what="root #3 to settle")  # fmt: skip
+    page.fill("input[name=agent]", "blocker")
+    page.fill("#prompt", "wait for the release")
+    page.get_by_role("button", name="Continue").click()
+    page.wait_for_selector("#composer-result:has-text('Continued: root #4')")
+    page.locator("#transcript li.type-root", has_text="root #4").wait_for()
+    root_4_is = (
+        "(state) => [...document.querySelectorAll('#transcript li.type-root .root-status')]"
+        ".some(s => s.closest('li').textContent.includes('root #4') &&"
+        " s.textContent.startsWith(state))"
+    )
+    page.wait_for_function(root_4_is, arg="running")
+    (tmp_path / "release").write_text("go\n")
+    page.wait_for_function(root_4_is, arg="completed")
+    assert page.evaluate("window.alpNotReloaded") is True
+    shown = shown_cursors(page)
+    assert len(shown) == len(set(shown))
+    wait_for(lambda: shown_cursors(page) == every_cursor(daemon, tid) or None,
+             what="the view to hold every item, in order")  # fmt: skip
+    screenshot(page, "conversation-composer")
+
+
+def test_the_conversation_is_readable_at_phone_width(
+    daemon: DaemonProcess, browser_page: Any, tmp_path: Path
+) -> None:
+    page = browser_page
+    work = tmp_path / "work"
+    work.mkdir()
+    tid = adopted_thread(daemon, tmp_path / "sessions", 5, work, "small screen")
+    web = open_page(daemon)
+    page.set_viewport_size({"width": 375, "height": 740})
+    log_in(page, web)
+    open_thread(page, web, tid)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, overflow
+    screenshot(page, "phone-conversation")
