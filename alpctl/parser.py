@@ -73,7 +73,7 @@ class Formatter(argparse.HelpFormatter):
 def suggestion(word: str, choices: list[str]) -> str:
     """`; did you mean 'x'?` for a close match among `choices`, else nothing. Options are
     compared without their dashes (`--wat` is not close to `--status` for sharing `--`)."""
-    import difflib  # only on this error path: ~0.7 ms of imports (heapq)
+    import difflib  # only on this error path: ~1.1 ms to import here (up to 9 ms loaded)
 
     bare = {choice.lstrip("-"): choice for choice in choices}
     close = difflib.get_close_matches(word.lstrip("-"), list(bare), n=1, cutoff=0.6)

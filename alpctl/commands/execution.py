@@ -59,6 +59,20 @@ def read_all(client: Client, execution_id: str) -> dict[str, Any]:
         chunk = more
 
 
+def no_logs(execution_id: str, thread_id: str | None) -> str:
+    """Where to read what a run said that printed to a terminal, not to alpd."""
+    if thread_id is None:
+        return (
+            f"alp: {execution_id} is a session imported from before alp: its output went to its "
+            f"terminal. To read what it said, make it a thread: `alp thread adopt {execution_id}`"
+            ", then `alp thread log THREAD`"
+        )
+    return (
+        f"alp: {execution_id} ran in a terminal: its output went there, not to alpd (what it "
+        f"said: `alp thread log {thread_id}`)"
+    )
+
+
 def logs(args: Arguments, inv: Invocation) -> int:
     """What the run printed: Claude's and Codex's JSONL as conversation text (`--raw`: as
     printed; `--json`: the daemon's chunk)."""
@@ -81,9 +95,5 @@ def logs(args: Arguments, inv: Invocation) -> int:
         printer.feed(chunk["stdout"], chunk["stderr"])
         printer.flush()
         if not chunk["headless"]:
-            print(
-                f"alp: {args.execution_id} ran in a terminal: its output went there, not to "
-                "alpd (what it said: `alp thread log THREAD`)",
-                file=sys.stderr,
-            )
+            print(no_logs(args.execution_id, chunk.get("threadId")), file=sys.stderr)
     return EXIT_OK

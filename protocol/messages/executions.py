@@ -187,6 +187,8 @@ class LogsResult(Wire):
     settled: bool
     #: an interactive run printed to its terminal, not to alpd: it has no logs
     headless: bool
+    #: the run's thread (None: a session imported from before alp, in no thread yet)
+    thread_id: str | None = None
 
 
 class PinParams(Wire):

@@ -92,4 +92,5 @@ async def logs(ex: Executions, caller: Caller, params: m.LogsParams) -> m.LogsRe
         stderr_offset=err_at,
         settled=settled,
         headless=record.headless,
+        thread_id=record.thread_id,
     )

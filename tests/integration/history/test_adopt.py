@@ -219,3 +219,20 @@ def test_one_threads_transcript_holds_claude_and_codex_sessions_a_handoff_and_an
     log = d.cli("thread", "log", tid, "--limit", "500")
     assert "root #2 · codex (codex) · interactive" in log.stdout
     assert "handoff to release notes" in log.stdout and "taken back" in log.stdout
+
+
+def test_execution_logs_of_an_imported_session_says_how_to_read_it(d: DaemonProcess) -> None:
+    held = d.call("history/import", {"runtime": "claude", "path": str(FIXTURES / "claude")})
+    assert isinstance(held, dict)
+    legacy = next(
+        s["executionId"] for s in held["sessions"] if s["nativeSessionId"] == CLAUDE_SESSION
+    )
+    done = d.cli("execution", "logs", legacy)
+    assert done.returncode == 0, done.stderr
+    assert "is a session imported from before alp" in done.stderr
+    assert f"`alp thread adopt {legacy}`, then `alp thread log THREAD`" in done.stderr
+    adopted = adopt(d, legacy)
+    root = roots(d, adopted["threadId"])[0]["id"]
+    done = d.cli("execution", "logs", root)
+    assert done.returncode == 0, done.stderr
+    assert f"(what it said: `alp thread log {adopted['threadId']}`)" in done.stderr
