@@ -105,10 +105,13 @@ class HistoryService:
         lock = self._locks.setdefault(execution_id, anyio.Lock())
         try:
             async with lock:
-                listened = self.d.events.wanted("thread/transcript", None)
-                after = await last_entry(self.d.store, execution_id) if listened else 0
+                # Where this copy starts, whether anyone listens yet or not: a reader who
+                # subscribes while it runs (`alp thread log -f` subscribes, then reads a page)
+                # must still be told what it added — a page read before its commit does not
+                # hold it, and the next copy's items start after it. One indexed max().
+                after = await last_entry(self.d.store, execution_id)
                 report = await sync_one(self, execution_id, progress)
-                if listened and report.added:
+                if report.added and self.d.events.wanted("thread/transcript", None):
                     try:
                         await self.transcripts.publish_after(execution_id, after)
                     except Exception:

@@ -5,8 +5,9 @@ owner check, every bounded read, the digest check) and a pure build
 (`alpd.domain.history.transcript.build_page`). Live: after the history sync copies new
 entries of a root (every second while it runs, `alpd.background.history_sync`;
 `publish_after`), and after a report is written (`publish_report`), subscribers of
-`thread/transcript` get the new items —
-only when someone listens, so a thread nobody watches costs nothing more.
+`thread/transcript` get the new items. Items are built only when someone listens; a copy
+always notes where it starts (one indexed max()), so a reader who subscribes while it runs
+is still told what it added.
 """
 
 from __future__ import annotations
