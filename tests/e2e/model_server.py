@@ -271,6 +271,8 @@ class ModelServer:
             "any": collections.deque(),
         }
         self._ids = itertools.count(1)
+        #: epoch seconds until which every model request meets the usage limit (`limit_until`)
+        self.limited_until: float | None = None
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -374,6 +376,14 @@ class ModelServer:
         with self._changed:
             self._requests.append(request)
             self._changed.notify_all()
+
+    def limit_until(self, reset: float) -> None:
+        """Answer every model request with the subscription's usage limit until `reset`
+        (epoch seconds), in the shape each vendor sends: HTTP 429 with Anthropic's
+        ``anthropic-ratelimit-unified-*`` headers (status rejected, reset, five_hour) or
+        OpenAI's ``usage_limit_reached`` body with ``resets_at`` and Codex's
+        ``x-codex-primary-*`` headers. What the CLIs print for it: docs/budgets.md."""
+        self.limited_until = reset
 
     def _next_reply(self, body: Mapping[str, Any], api: Api) -> Reply:
         with self._lock:
@@ -491,6 +501,17 @@ class _Handler(BaseHTTPRequestHandler):
         if send_body:
             self.wfile.write(data)
 
+    def _send_usage_limit(self, api: Api, reset: int) -> None:
+        body, headers = _usage_limit(api, reset)
+        data = json.dumps(body).encode()
+        self.send_response(429)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
     def _start_sse(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -511,6 +532,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer_model_request(self, body: Mapping[str, Any], api: Api) -> None:
         server = self.model_server
+        if server.limited_until is not None and time.time() < server.limited_until:
+            self._send_usage_limit(api, int(server.limited_until))
+            return
         reply = server._next_reply(body, api)
         server._sleep(reply.delay)
         if isinstance(reply, ErrorReply):
@@ -526,6 +550,27 @@ class _Handler(BaseHTTPRequestHandler):
             self._emit(_anthropic_events(server, reply, model, usage))
         else:
             self._send_json(200, _anthropic_message(server, reply, model, usage))
+
+
+def _usage_limit(api: Api, reset: int) -> tuple[dict[str, Any], dict[str, str]]:
+    """The body and headers of a usage-limit 429 (`ModelServer.limit_until`)."""
+    left = max(0, reset - int(time.time()))
+    if api == "anthropic":
+        body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}
+        return body, {
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(reset),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+            "anthropic-ratelimit-unified-5h-status": "rejected",
+            "anthropic-ratelimit-unified-5h-reset": str(reset),
+        }
+    error = {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+             "plan_type": "plus", "resets_at": reset, "resets_in_seconds": left}  # fmt: skip
+    return {"error": error}, {
+        "x-codex-primary-used-percent": "100",
+        "x-codex-primary-window-minutes": "300",
+        "x-codex-primary-reset-at": str(reset),
+    }
 
 
 def _error_body(api: Api, status: int, message: str) -> dict[str, Any]:
