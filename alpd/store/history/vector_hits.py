@@ -22,7 +22,7 @@ from alpd.store.history.search import (
 from alpd.store.history.vectors import unit_texts
 from protocol import messages as m
 
-__all__ = ["Candidate", "chunk_hits", "meaning_candidates"]
+__all__ = ["Candidate", "chunk_hits", "filtered_chunk_ids", "meaning_candidates"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,30 @@ def meaning_candidates(
     if not chunk_ids:
         return []
     p = Params()
+    entry, where = _filters(uid, params, p)
+    ids = p("chunk_ids", json.dumps(list(chunk_ids)))
+    sql = f"""
+    SELECT c.id, c.unit_id, u.execution_id, u.role, u.first_entry, u.last_entry,
+        e.kind = 'sub-agent'
+    FROM search_chunks c JOIN search_units u ON u.id = c.unit_id
+    JOIN executions e ON e.id = u.execution_id LEFT JOIN threads t ON t.id = e.thread_id
+    {entry}
+    WHERE c.id IN (SELECT value FROM json_each({ids})) AND {where}
+    """
+    rank = {chunk_id: i for i, chunk_id in enumerate(chunk_ids)}
+    found = [
+        Candidate(chunk_id, unit_id, execution_id, role, first, last, bool(sub_agent))
+        for chunk_id, unit_id, execution_id, role, first, last, sub_agent in conn.execute(
+            sql, p.values
+        )
+    ]
+    found.sort(key=lambda candidate: rank[candidate.chunk_id])
+    return found
+
+
+def _filters(uid: int, params: m.HistorySearchParams, p: Params) -> tuple[str, str]:
+    """The join a `since`/`until` needs (the chunk's entry, for its time) and the WHERE
+    clauses of keyword search's filters, read through the unit and its execution."""
     clauses = [f"coalesce(e.owner_uid, t.owner_uid) = {p('uid', uid)}"]
     if params.thread_id is not None:
         clauses.append(f"e.thread_id = {p('thread', params.thread_id)}")
@@ -67,24 +91,23 @@ def meaning_candidates(
             clauses.append(f"{at} >= {p('since', params.since)}")
         if params.until is not None:
             clauses.append(f"{at} <= {p('until', params.until)}")
-    ids = p("chunk_ids", json.dumps(list(chunk_ids)))
+    return entry, " AND ".join(clauses)
+
+
+def filtered_chunk_ids(conn: BlockingTx, uid: int, params: m.HistorySearchParams) -> list[int]:
+    """Every chunk that passes the search's filters, by id: the meaning leg ranks only these
+    when the best of all chunks held too few of them (a narrow `--thread`, a `--since` past
+    most of history, another user's history). As many as the index holds at most, like the
+    matrix itself; one statement."""
+    p = Params()
+    entry, where = _filters(uid, params, p)
     sql = f"""
-    SELECT c.id, c.unit_id, u.execution_id, u.role, u.first_entry, u.last_entry,
-        e.kind = 'sub-agent'
-    FROM search_chunks c JOIN search_units u ON u.id = c.unit_id
+    SELECT c.id FROM search_chunks c JOIN search_units u ON u.id = c.unit_id
     JOIN executions e ON e.id = u.execution_id LEFT JOIN threads t ON t.id = e.thread_id
     {entry}
-    WHERE c.id IN (SELECT value FROM json_each({ids})) AND {" AND ".join(clauses)}
+    WHERE {where}
     """
-    rank = {chunk_id: i for i, chunk_id in enumerate(chunk_ids)}
-    found = [
-        Candidate(chunk_id, unit_id, execution_id, role, first, last, bool(sub_agent))
-        for chunk_id, unit_id, execution_id, role, first, last, sub_agent in conn.execute(
-            sql, p.values
-        )
-    ]
-    found.sort(key=lambda candidate: rank[candidate.chunk_id])
-    return found
+    return [chunk_id for (chunk_id,) in conn.execute(sql, p.values)]
 
 
 def chunk_hits(

@@ -164,6 +164,11 @@ def test_filters_and_labels_apply_to_the_meaning_leg(start_alpd: StartAlpd, tmp_
     ready(d)
     only_user = search(d, QUERY, mode="meaning", role="user")
     assert {hit["role"] for hit in only_user["hits"]} == {"user"}
+    # the best chunk of all is the decision (assistant): with limit 1 the leg's first round
+    # holds no user turn, so it ranks the user turns alone and finds the best of them
+    assert search(d, QUERY, mode="meaning")["hits"][0]["role"] == "assistant"
+    first = search(d, QUERY, mode="meaning", role="user", limit=1)["hits"]
+    assert [hit["snippet"] for hit in first] == [only_user["hits"][0]["snippet"]]
     assert search(d, QUERY, mode="meaning", since="2030-01-01")["hits"] == []
     assert search(d, QUERY, mode="meaning", runtime="codex")["hits"] == []
     out = json.loads(d.cli("search", QUERY, "--mode", "meaning", "--json").stdout)
