@@ -11,6 +11,7 @@ command line, a root running then settling) arrive without a reload.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,3 +228,83 @@ def test_the_conversation_is_readable_at_phone_width(
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, overflow
     screenshot(page, "phone-conversation")
+
+
+#: a stand-in `claude` writing its transcript a line at a time, each when the test asks
+#: (a `go-N` file in its workspace): a reply, a tool call, that call's result, a reply
+STAND_IN = """#!{python}
+import json, os, re, sys, time, uuid
+from pathlib import Path
+args = sys.argv[1:]
+session = args[args.index("--session-id") + 1]
+folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / re.sub(
+    r"[^A-Za-z0-9]", "-", os.path.realpath(os.getcwd()))
+folder.mkdir(parents=True, exist_ok=True)
+transcript = folder / (session + ".jsonl")
+use = {{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {{"command": "make"}}}}
+result = {{"type": "tool_result", "tool_use_id": "toolu_1", "content": "built ok"}}
+lines = [
+    ("assistant", {{"model": "stand-in", "content": [{{"type": "text", "text": "step one"}}]}}),
+    ("assistant", {{"model": "stand-in", "content": [use]}}),
+    ("user", {{"role": "user", "content": [result]}}),
+    ("assistant", {{"model": "stand-in", "content": [{{"type": "text", "text": "**all done**"}}]}}),
+]
+give_up = time.monotonic() + 100
+for n, (kind, message) in enumerate(lines, 1):
+    while not Path("go-%d" % n).exists():
+        if time.monotonic() > give_up:
+            sys.exit("nobody asked for line %d" % n)
+        time.sleep(0.01)
+    line = {{"type": kind, "uuid": str(uuid.uuid4()), "sessionId": session,
+             "timestamp": "2026-12-01T05:00:%02d.000Z" % n, "message": message}}
+    with transcript.open("a") as f:
+        f.write(json.dumps(line) + "\\n")
+"""
+
+
+def test_a_running_roots_words_stream_in_and_a_calls_result_lands_in_place(
+    tmp_path: Path, browser_page: Any
+) -> None:
+    page = browser_page
+    fake = tmp_path / "claude"
+    fake.write_text(STAND_IN.format(python=sys.executable))
+    fake.chmod(0o755)
+    config = tmp_path / "config.toml"
+    config.write_text(f"[runtimes.claude]\ncommand = {json.dumps(str(fake))}\n")
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
+    work = tmp_path / "work"
+    work.mkdir()
+    args = ["--config", str(config)]
+    with running_daemon(tmp_path, extra_env=env, extra_args=args) as daemon:
+        tid = daemon.call("thread/create", {"title": "streaming", "cwd": str(work)})["id"]
+        web = open_page(daemon)
+        log_in(page, web)
+        open_thread(page, web, tid)
+        page.wait_for_selector("#connection.live")
+        page.fill("#prompt", "build it")
+        page.fill("input[name=agent]", "claude")
+        page.get_by_role("button", name="Continue").click()
+        page.wait_for_selector("#composer-result:has-text('Continued: root #1')")
+        page.locator("#transcript li.type-root").wait_for()
+
+        delays = []
+        steps = [
+            "#transcript li.type-reply:has-text('step one')",
+            # the call, waiting for its result (provisional), then the same item with it
+            "#transcript li.type-tool[data-provisional]:has-text('make')",
+            "#transcript li.type-tool:not([data-provisional]):has-text('→ built ok')",
+            "#transcript li.type-reply strong:has-text('all done')",
+        ]
+        for n, selector in enumerate(steps, 1):
+            asked = time.monotonic()
+            (work / f"go-{n}").touch()
+            page.wait_for_selector(selector)
+            delays.append(round(time.monotonic() - asked, 2))
+        print("a line written -> shown in the page (s):", delays)
+        # the call's result replaced the waiting call in place: one tool item, no provisional
+        assert page.locator("#transcript li.type-tool").count() == 1
+        wait_for(lambda: page.locator("#transcript li[data-provisional]").count() == 0,
+                 what="nothing left provisional")  # fmt: skip
+        wait_for(lambda: shown_cursors(page) == every_cursor(daemon, tid) or None,
+                 what="the view to hold every item, in order")  # fmt: skip
+        screenshot(page, "conversation-streaming")

@@ -16,6 +16,9 @@
   const OLDER_AT = 300;
   // newer pages read after one notification, at most (the next one reads on)
   const NEWER_PAGES = 5;
+  // ms between reads of the tail while a tool call of a running root waits for its result:
+  // the result's entry alone brings no notification (its item is the call's, sent before)
+  const PENDING_POLL_MS = 2000;
 
   function count(name) {
     list.dataset[name] = String(Number(list.dataset[name] || 0) + 1);
@@ -98,8 +101,17 @@
   let newerTimer = null;
   let newerRunning = false;
   let newerAgain = false;
+  let pendingTimer = null;
   function newerSoon() {
     if (newerTimer === null) newerTimer = setTimeout(loadNewer, 100);
+  }
+
+  function watchPendingCalls() {
+    if (pendingTimer !== null || !list.querySelector("li.type-tool[data-provisional]")) return;
+    pendingTimer = setTimeout(function () {
+      pendingTimer = null;
+      newerSoon();
+    }, PENDING_POLL_MS);
   }
 
   // What came since the last item; and, from the first provisional item on (a tool call
@@ -150,6 +162,7 @@
         newerAgain = false;
         newerSoon();
       }
+      watchPendingCalls();
     }
   }
 
@@ -247,5 +260,6 @@
 
   toBottom();
   if (list.dataset.moreBefore && scroller.scrollHeight <= scroller.clientHeight) loadOlder();
+  watchPendingCalls();
   list.dataset.ready = "1";
 })();
