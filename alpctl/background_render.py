@@ -131,6 +131,7 @@ def ps(result: dict[str, Any]) -> str:
             f"  {child}{job['kind']:<11} {job['runtime']}/{job['agent']:<14} "
             f"pid {job.get('pid') or '-':<7} {duration(job['elapsedSeconds']):>8} "
             f"{job.get('tokens', 0):>9} tok {cost(job.get('costUsd')):>9}  {title}"
+            + (f"  @{job['host']}" if job.get("host") else "")
         )
         burn = job.get("burnUsdPerHour")
         if burn is not None:

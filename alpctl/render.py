@@ -256,6 +256,10 @@ def report(r: dict[str, Any]) -> str:
 
 def execution(e: dict[str, Any], style: Style = PLAIN) -> str:
     lines = [execution_line(e), style.dim(f"  policy {e['policyHash']}")]
+    if e.get("hostId"):
+        settled = e.get("settledBy")
+        by = f", settled by host {settled}" if settled and settled != e["hostId"] else ""
+        lines.append(f"  host {e.get('hostName') or '?'} ({e['hostId']}){by}")
     if e.get("outputTail") and e.get("outcome") not in (None, "completed"):
         lines += ["  output tail:", *("    " + line for line in e["outputTail"].splitlines()[-20:])]
     return "\n".join(lines)

@@ -40,6 +40,7 @@ from alpd.services.conversation.inbox import Inbox
 from alpd.services.conversation.reports import ReportService
 from alpd.services.history.meaning import MeaningIndex
 from alpd.services.history.sync import HistoryService
+from alpd.services.hosts.service import HostService
 from alpd.services.memory.proposals import Proposals
 from alpd.services.memory.service import MemoryService
 from alpd.services.recap.refresh import RecapService
@@ -65,6 +66,7 @@ BACKGROUND_TASKS: Final = (
     "delivery",
     "scheduler",
     "checkpoints",
+    "hosts",
 )
 
 log = structlog.get_logger("alpd")
@@ -135,6 +137,14 @@ class Runtime:
         #: a root ended on its runtime's usage limit → a one-off wake at the reset
         self.executions.after_settle.append(UsageLimitWakes(self.schedules).after_settle)
         self.scheduler = Scheduler(self.schedules, self.delivery)
+        #: this alpd's host and its lease (docs/many-machines.md): registered by `daemon.py`
+        #: before the reconciler and the scheduler start
+        self.hosts = HostService(
+            self.executions,
+            config.home,
+            lambda: self.executions.agents.host,
+            lambda: self.scheduler.poke(),
+        )
         self.dispatcher = Dispatcher(handlers(self), resolve=self._thread_named)
         #: the chat doors (alpd.channels): run by `daemon.py` when config.toml has them
         self.channels = Channels(

@@ -187,6 +187,8 @@ async def _serve(
         # Socket-activated: the runs must learn the path systemd bound, not our default.
         config.socket_path = Path(sock.getsockname())
     runtime = Runtime(config, store, agents, build_handlers)
+    # Before the first request: every root and schedule records the host it was made on.
+    await runtime.hosts.register()
     _settle_the_heap()
     try:
         async with anyio.create_task_group() as tg:
@@ -214,6 +216,10 @@ async def _serve(
             runtime.executions.environ = runs_environment(os.environ)
             for name in BACKGROUND_TASKS:
                 runtime.tasks[name] = m.TaskState(name=name, state="starting")
+            runtime.tasks["hosts"] = runtime.hosts.state("idle")
+            tg.start_soon(
+                runtime.hosts.run, lambda state: runtime.tasks.__setitem__(state.name, state)
+            )
             tg.start_soon(runtime.reconcile_forever, config.reconcile_interval)
             tg.start_soon(
                 partial(

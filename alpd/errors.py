@@ -248,6 +248,21 @@ class BudgetExceeded(AlpError):
     name = "BUDGET_EXCEEDED"
 
 
+class HostLeaseLost(AlpError):
+    """This host's lease expired and another host took it over: what it ran then was settled
+    `interrupted` there (or will be), and its schedules fire there now; `data` names the
+    execution, the host that took over and when (docs/many-machines.md)."""
+
+    name = "HOST_LEASE_LOST"
+
+
+class HostNotOwner(AlpError):
+    """An execution another host runs, asked to be settled or cancelled here while that
+    host's lease lives; `data` names the host and its lease."""
+
+    name = "HOST_NOT_OWNER"
+
+
 class WorkspaceChanged(AlpError):
     """A file restore that would lose changes made after the step ended; `data.changed`
     lists them (restore with force to go ahead: the restore is itself undoable)."""

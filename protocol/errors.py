@@ -127,6 +127,15 @@ DOMAIN_ERRORS: Final[dict[str, tuple[int, str]]] = {
         1140,
         "the thread or schedule has spent its budget; raise or clear it to run again",
     ),
+    "HOST_LEASE_LOST": (
+        1150,
+        "this host's lease expired and another host took over what it ran; continue the "
+        "thread to run again",
+    ),
+    "HOST_NOT_OWNER": (
+        1151,
+        "another host runs that execution while its lease lives; settle or cancel it there",
+    ),
     "FRAME_TOO_LARGE": (2001, "the message is larger than the frame limit"),
     "BATCH_TOO_LARGE": (2002, "the batch has more requests than allowed"),
     "TOO_MANY_CONNECTIONS": (2003, "too many connections from this user"),

@@ -222,6 +222,8 @@ METHODS: dict[str, MethodSpec] = {
             "EXECUTION_SETTLED",
             "THREAD_EXECUTION_BINDING_MISMATCH",
             "THREAD_CONTEXT_TAMPERED",
+            "HOST_LEASE_LOST",
+            "HOST_NOT_OWNER",
         ),
     ),
     "execution/show": MethodSpec(
@@ -248,7 +250,7 @@ METHODS: dict[str, MethodSpec] = {
         m.Execution,
         "end an execution; cascades down its graph",
         blocking=True,
-        errors=(*_EXECUTION, "EXECUTION_SETTLED"),
+        errors=(*_EXECUTION, "EXECUTION_SETTLED", "HOST_LEASE_LOST", "HOST_NOT_OWNER"),
     ),
     "execution/delegate": MethodSpec(
         m.DelegateParams,

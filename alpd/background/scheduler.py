@@ -46,6 +46,7 @@ from alpd.services.schedules.service import (
     rule_line,
     rule_of,
 )
+from alpd.store import schedule_due as due
 from alpd.store import schedules as store
 from alpd.store.db import Tx
 from alpd.store.schedules import FireRecord, ScheduleRow
@@ -109,11 +110,13 @@ class Scheduler:
 
     async def tick(self, now: datetime) -> float:
         """Fire what is due at `now`; seconds until the next fire."""
-        for row in await store.firing_schedules(self.d.store):
+        # Only this host's schedules (those of a host taken over move here: alpd.services.hosts)
+        host = self.d.host_id
+        for row in await due.firing_schedules(self.d.store, host):
             await self._recover(row)
-        for row in await store.due_schedules(self.d.store, iso(now)):
+        for row in await due.due_schedules(self.d.store, iso(now), host):
             await self._advance(row, now)
-        following = await store.next_fire_at(self.d.store)
+        following = await due.next_fire_at(self.d.store, host)
         if following is None:
             return MAX_SLEEP
         return (parse_time(following) - self.d.clock.now()).total_seconds()
@@ -128,6 +131,8 @@ class Scheduler:
                 return None  # deleted or paused meanwhile
             if current.accounted_until != row.accounted_until:
                 return None  # another pass got here first
+            if self.d.host_id is not None and current.host_id not in (None, self.d.host_id):
+                return None  # taken over by another host since it was read
             if current.thread_status != "open":
                 await store.stop_schedule(tx, row.id, f"thread {current.thread_id} was closed", at)
                 return None

@@ -26,3 +26,14 @@ class Daemon:
     events: EventBus
     clock: Clock
     uid: int
+    #: this alpd's host (its id and name, `alpd.services.hosts`): set when it registers;
+    #: None before (and in a daemon made for a test without hosts)
+    host_id: str | None = None
+    host_name: str | None = None
+
+    @property
+    def host(self) -> tuple[str, str] | None:
+        """(id, name) of this alpd's host once registered, for the rows it writes."""
+        if self.host_id is None or self.host_name is None:
+            return None
+        return self.host_id, self.host_name

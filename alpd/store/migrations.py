@@ -873,6 +873,30 @@ V27_REPORT_DESTINATIONS: Final = (
     """,
 )
 
+# Hosts and leases (issue 24, point 3; docs/many-machines.md): each alpd registers its host
+# (a stable id kept in its home, a name) and renews a lease; a root records the host that runs
+# it, a schedule the host that fires it. A host whose lease expired is marked lost by the one
+# host that takes it over (`lost_to`); `lost_at` stays set until the host, back, has said so.
+V28_HOSTS: Final = (
+    """
+    CREATE TABLE hosts (
+        id            TEXT PRIMARY KEY,
+        name          TEXT NOT NULL,
+        registered_at TEXT NOT NULL,
+        renewed_at    TEXT NOT NULL,
+        lease_until   TEXT NOT NULL,
+        lost_at       TEXT,
+        lost_to       TEXT,
+        back_at       TEXT
+    ) STRICT
+    """,
+    "ALTER TABLE executions ADD COLUMN host_id TEXT",
+    "ALTER TABLE executions ADD COLUMN host_name TEXT",
+    "ALTER TABLE executions ADD COLUMN settled_by TEXT",
+    "ALTER TABLE schedules ADD COLUMN host_id TEXT",
+    "CREATE INDEX executions_unsettled_host ON executions (host_id) WHERE status != 'settled'",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -901,6 +925,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V25_WORKSPACE_IDENTITY,
     V26_BUDGETS,
     V27_REPORT_DESTINATIONS,
+    V28_HOSTS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -45,7 +45,7 @@ EXECUTION_COLUMNS = """
     origin, headless, status, outcome, exit_code, summary, policy, policy_hash,
     context_revision, context_digest, cwd, exec_dir, launcher_pid, pid, pid_start_time,
     boot_id, native_session_id, transcript_path, usage, cost_usd, output_tail, history_level,
-    history_skipped, created_at, started_at, settled_at
+    history_skipped, created_at, started_at, settled_at, host_id, host_name, settled_by
 """
 
 
@@ -93,6 +93,11 @@ class ExecutionRecord(msgspec.Struct, frozen=True):
     created_at: str
     started_at: str | None
     settled_at: str | None
+    #: the host that runs it (None: from before hosts), its name then, and the host that
+    #: settled it (another one's: it took the run's host over; docs/many-machines.md)
+    host_id: str | None = None
+    host_name: str | None = None
+    settled_by: str | None = None
 
 
 def execution_record(row: sqlite3.Row) -> ExecutionRecord:
@@ -134,6 +139,9 @@ def execution_record(row: sqlite3.Row) -> ExecutionRecord:
         created_at=row["created_at"],
         started_at=row["started_at"],
         settled_at=row["settled_at"],
+        host_id=row["host_id"],
+        host_name=row["host_name"],
+        settled_by=row["settled_by"],
     )
 
 
@@ -267,6 +275,7 @@ async def insert_execution(
     is_root: bool | None = None,
     native_session_id: str | None = None,
     transcript_path: str | None = None,
+    host: tuple[str, str] | None = None,
 ) -> None:
     """A new execution, `reserved`, with its immutable policy; a root when it has no parent
     (unless `is_root` says otherwise: a `temp` run belongs to a thread without being a root).
@@ -278,8 +287,9 @@ async def insert_execution(
         "INSERT INTO executions (id, owner_uid, thread_id, is_root, root_id, parent_id, "
         "sequence, runtime, agent, kind, origin, headless, status, policy, policy_hash, "
         "context_revision, context_digest, cwd, exec_dir, launcher_pid, native_session_id, "
-        "transcript_path, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "transcript_path, created_at, host_id, host_name) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?)",
         (
             execution_id,
             owner_uid,
@@ -303,6 +313,8 @@ async def insert_execution(
             native_session_id,
             transcript_path,
             at,
+            host[0] if host else None,
+            host[1] if host else None,
         ),
     )
 
@@ -328,12 +340,15 @@ async def record_settled(
     summary: str | None,
     output_tail: str | None,
     at: str,
+    settled_by: str | None = None,
 ) -> None:
-    """The run's end: its outcome, exit code, summary and (when given) output tail."""
+    """The run's end: its outcome, exit code, summary and (when given) output tail, and
+    the host that settled it."""
     await tx.execute(
         "UPDATE executions SET status = 'settled', outcome = ?, exit_code = ?, "
-        "summary = ?, output_tail = coalesce(?, output_tail), settled_at = ? WHERE id = ?",
-        (outcome, exit_code, summary, output_tail, at, execution_id),
+        "summary = ?, output_tail = coalesce(?, output_tail), settled_at = ?, "
+        "settled_by = ? WHERE id = ?",
+        (outcome, exit_code, summary, output_tail, at, settled_by, execution_id),
     )
 
 
@@ -351,9 +366,12 @@ async def thread_run_defaults(store: Store, thread_id: str) -> tuple[str, str | 
     return str(row["workspace"]), row["agent"]
 
 
-async def running_headless(store: Store) -> list[ExecutionRecord]:
-    """Every running execution alpd supervises (headless roots and delegated children)."""
-    rows = await store.fetchall(
-        f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE status = 'running' AND headless = 1"
-    )
+async def running_headless(store: Store, host_id: str | None = None) -> list[ExecutionRecord]:
+    """Every running execution alpd supervises (headless roots and delegated children); with
+    `host_id`, those of that host (and of none: from before hosts)."""
+    sql = f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE status = 'running' AND headless = 1"
+    if host_id is None:
+        rows = await store.fetchall(sql)
+    else:
+        rows = await store.fetchall(sql + " AND (host_id IS NULL OR host_id = ?)", (host_id,))
     return [execution_record(row) for row in rows]

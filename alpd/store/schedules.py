@@ -28,12 +28,9 @@ __all__ = [
     "ScheduleRow",
     "clear_fire",
     "delete_schedule",
-    "due_schedules",
     "fire_delivered",
     "fire_state",
-    "firing_schedules",
     "insert_schedule",
-    "next_fire_at",
     "pause_schedule",
     "record_fire",
     "resume_schedule",
@@ -41,6 +38,7 @@ __all__ = [
     "schedule_by_id",
     "schedule_limits",
     "schedule_owner",
+    "schedule_row",
     "schedules_of",
     "stop_schedule",
     "withdraw_queued_fire",
@@ -84,6 +82,11 @@ class ScheduleRow:
     #: why alp made it ('usage-limit': the wake after a usage limit) and the run it follows
     reason: str | None = None
     wake_of: str | None = None
+
+
+def schedule_row(row: sqlite3.Row) -> ScheduleRow:
+    """A schedule selected with `SELECT *` (not for a view)."""
+    return _schedule(row, view=False)
 
 
 def _schedule(row: sqlite3.Row, *, view: bool) -> ScheduleRow:
@@ -218,30 +221,6 @@ async def schedule_owner(store: Store, schedule_id: str) -> int | None:
     return int(rows[0]["owner_uid"])
 
 
-async def firing_schedules(store: Store) -> list[ScheduleRow]:
-    """Schedules with a fire recorded and not yet cleared (a crash between the two)."""
-    rows = await store.fetchall("SELECT * FROM schedules WHERE firing_at IS NOT NULL")
-    return [_schedule(row, view=False) for row in rows]
-
-
-async def due_schedules(store: Store, now: str) -> list[ScheduleRow]:
-    """Active schedules whose next fire is at or before `now`, earliest first."""
-    rows = await store.fetchall(
-        "SELECT * FROM schedules WHERE status = 'active' AND next_fire_at <= ? "
-        "ORDER BY next_fire_at",
-        (now,),
-    )
-    return [_schedule(row, view=False) for row in rows]
-
-
-async def next_fire_at(store: Store) -> str | None:
-    """The earliest next fire of an active schedule."""
-    row = await store.fetchone("SELECT min(next_fire_at) FROM schedules WHERE status = 'active'")
-    if row is None or row[0] is None:
-        return None
-    return str(row[0])
-
-
 async def fire_delivered(store: Store, thread_id: str, schedule_id: str, fire_time: str) -> bool:
     """Whether a delivery of the thread carries this fire of the schedule."""
     known = await store.fetchone(
@@ -275,6 +254,8 @@ class NewSchedule:
     timeout_seconds: int | None = None
     budget_usd: float | None = None
     report_to: tuple[str, ...] | None = None
+    #: the host that fires it: the one it was made on
+    host_id: str | None = None
 
 
 async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
@@ -282,8 +263,8 @@ async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
     await tx.execute(
         "INSERT INTO schedules (id, owner_uid, thread_id, rule, expression, timezone, "
         "anchor_at, prompt, agent, runtime, notify, catch_up, status, accounted_until, "
-        "next_fire_at, created_at, updated_at, timeout_seconds, budget_usd, report_to) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)",
+        "next_fire_at, created_at, updated_at, timeout_seconds, budget_usd, report_to, host_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             new.id,
             new.owner_uid,
@@ -304,6 +285,7 @@ async def insert_schedule(tx: Tx, new: NewSchedule) -> None:
             new.timeout_seconds,
             new.budget_usd,
             None if new.report_to is None else json.dumps(list(new.report_to)),
+            new.host_id,
         ),
     )
 
@@ -349,11 +331,14 @@ class FireState:
     status: str
     thread_id: str
     thread_status: str
+    #: the host that fires it (None: from before hosts)
+    host_id: str | None = None
 
 
 async def fire_state(tx: Tx, schedule_id: str) -> FireState | None:
     async with tx.execute(
-        "SELECT s.accounted_until, s.status, t.status AS thread_status, t.id AS thread "
+        "SELECT s.accounted_until, s.status, t.status AS thread_status, t.id AS thread, "
+        "s.host_id "
         "FROM schedules s JOIN threads t ON t.id = s.thread_id WHERE s.id = ?",
         (schedule_id,),
     ) as cur:
@@ -365,6 +350,7 @@ async def fire_state(tx: Tx, schedule_id: str) -> FireState | None:
         status=row["status"],
         thread_id=row["thread"],
         thread_status=row["thread_status"],
+        host_id=row["host_id"],
     )
 
 

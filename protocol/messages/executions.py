@@ -87,6 +87,11 @@ class Execution(Wire):
     history_skipped: int | None = None
     native_session_id: str | None = None
     transcript_path: str | None = None
+    #: the host that runs it (id, and its name then; docs/many-machines.md), and the host
+    #: that settled it when that is another (it took the run's host over)
+    host_id: str | None = None
+    host_name: str | None = None
+    settled_by: str | None = None
     #: the immutable policy document (execution/show only)
     policy: dict[str, Any] | None = None
 

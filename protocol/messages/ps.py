@@ -37,6 +37,8 @@ class PsJob(Wire):
     thread_id: str | None = None
     thread_title: str | None = None
     parent_id: str | None = None
+    #: the name of the host that runs it (several alpd on one database)
+    host: str | None = None
     pid: int | None = None
     started_at: str | None = None
     usage: Usage | None = None

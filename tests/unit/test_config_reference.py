@@ -14,6 +14,7 @@ from alpd.domain.checkpoints.settings import CHECKPOINT_KEYS
 from alpd.domain.config_fields import ConfigError
 from alpd.domain.conversation.guards import LIMIT_KEYS
 from alpd.domain.history.search_settings import SEARCH_KEYS
+from alpd.domain.hosts.lease import HOST_KEYS
 from alpd.domain.memory.settings import MEMORY_KEYS
 from alpd.domain.recap.config import KEYS as RECAP_KEYS
 from alpd.domain.runs import agents
@@ -34,6 +35,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "[channels.telegram]": channel_settings.TELEGRAM_KEYS,
     "[channels.wechat]": channel_settings.WECHAT_KEYS,
     "[checkpoints]": CHECKPOINT_KEYS,
+    "[host]": HOST_KEYS,
 }
 
 

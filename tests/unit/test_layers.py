@@ -122,6 +122,7 @@ CAPABILITY_USES = {
     "checkpoints": {"threads", "runs"},
     "bundles": {"threads", "runs"},
     "budgets": {"threads", "runs"},
+    "hosts": {"runs"},
 }
 
 

@@ -75,6 +75,7 @@ from alpd.domain.config_fields import (
 )
 from alpd.domain.conversation.guards import LIMIT_KEYS, GuardLimits
 from alpd.domain.history.search_settings import SearchSettings, parse_search_settings
+from alpd.domain.hosts.lease import HostSettings, parse_host_settings
 from alpd.domain.memory.settings import MemorySettings, parse_memory_settings
 from alpd.domain.recap.config import RecapSettings, parse_recap_settings
 from alpd.domain.runs.limits import (
@@ -172,6 +173,8 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
     channels: ChannelSettings = ChannelSettings()
     #: the `[checkpoints]` table: file checkpoints of every root (alpd.domain.checkpoints)
     checkpoints: CheckpointSettings = CheckpointSettings()
+    #: the `[host]` table: this host's name and lease (alpd.domain.hosts.lease)
+    host: HostSettings = HostSettings()
 
     def agent(self, name: str) -> AgentDefinition:
         """The agent called `name`, or AGENT_NOT_FOUND naming the agent, the known ones and
@@ -236,12 +239,13 @@ def parse_agents_config(
             "memory",
             "channels",
             "checkpoints",
+            "host",
         )
         if key not in known and key not in other_sections:
             fail(
                 (key,),
                 f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web', "
-                "'recap', 'search', 'memory', 'channels' or 'checkpoints')",
+                "'recap', 'search', 'memory', 'channels', 'checkpoints' or 'host')",
             )
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
@@ -260,6 +264,7 @@ def parse_agents_config(
     memory = parse_memory_settings(fail, data.get("memory"))
     channels = parse_channel_settings(fail, data.get("channels"))
     checkpoints = parse_checkpoint_settings(fail, data.get("checkpoints"))
+    host = parse_host_settings(fail, data.get("host"))
     return AgentsConfig(
         agents=agents,
         runtimes=runtimes,
@@ -270,6 +275,7 @@ def parse_agents_config(
         memory=memory,
         channels=channels,
         checkpoints=checkpoints,
+        host=host,
     )
 
 

@@ -112,7 +112,11 @@ class BudgetService:
     async def enforce(self) -> list[str]:
         """End every running headless root whose thread or schedule is at its hard budget;
         announce soft ones. The ids of the roots ended."""
-        roots = [r for r in await running_headless(self.d.store) if r.is_root and r.thread_id]
+        roots = [
+            r
+            for r in await running_headless(self.d.store, self.d.host_id)
+            if r.is_root and r.thread_id
+        ]
         if not roots:
             return []
         budgets = await self._budgets_of(roots)

@@ -92,6 +92,7 @@ def _job(row: RunningJob, now: datetime) -> m.PsJob:
         elapsed_seconds=round(max((now - begun).total_seconds(), 0.0), 3),
         thread_id=row.thread_id,
         thread_title=row.title,
+        host=row.host,
         pid=row.pid,
         usage=row.usage,
         tokens=_tokens(row.usage),

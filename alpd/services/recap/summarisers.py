@@ -107,6 +107,7 @@ async def open_temp_run(
             thread_id=job.thread_id,
             root_id=execution_id,
             is_root=False,
+            host=ex.d.host,
         )
 
     await ex.d.store.write(unit)

@@ -39,6 +39,7 @@ from alpd.domain.secrets.filter import redact
 from alpd.errors import (
     ExecutionPolicyTampered,
     ExecutionSettled,
+    HostLeaseLost,
     InvalidArgument,
     SpawnFailed,
 )
@@ -187,6 +188,7 @@ class Executions:
             addendum=addendum,
             in_unit=in_unit,
             thread_sets=placement.sets,
+            host=self.d.host,
         )
         async with self.leases.thread(params.thread_id):
             result, spec, policy = await self.d.store.write(unit)
@@ -342,7 +344,7 @@ class Executions:
         if output_tail:
             output_tail = redact(output_tail).text
 
-        unit = settle_execution(caller, params, output_tail, at)
+        unit = settle_execution(caller, params, output_tail, at, host=self.d.host_id)
         head = await execution_head(self.d.store, params.execution_id)
         if head is not None and head.native_session_id is None:
             # Last chance to learn where its transcript is (an interactive Codex run that
@@ -384,7 +386,7 @@ class Executions:
             outcome=outcome_of(report.exit_code, ended_as=report.ended_as),
             exit_code=report.exit_code,
         )
-        with contextlib.suppress(ExecutionSettled):
+        with contextlib.suppress(ExecutionSettled, HostLeaseLost):
             await self.settle(None, params, output_tail=report.output_tail or None)
 
     # wait / show

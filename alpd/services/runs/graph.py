@@ -21,13 +21,14 @@ from alpd.domain.runs.policy import (
     run_args,
 )
 from alpd.domain.secrets.filter import redact
-from alpd.errors import DelegationDenied, ExecutionSettled
+from alpd.errors import DelegationDenied, ExecutionSettled, HostLeaseLost
 from alpd.files import write_private_file
 from alpd.runtimes.base import SESSION_CONTEXT_FILE, LaunchContext
 from alpd.runtimes.registry import adapter as runtime_adapter
 from alpd.services.context import Caller
 from alpd.services.runs.callers import execution_of_caller
 from alpd.services.runs.executions import Executions
+from alpd.services.runs.hosts import refuse, right_now
 from alpd.services.runs.rows import (
     execution_from_record,
     load_execution,
@@ -98,6 +99,7 @@ async def delegate(ex: Executions, caller: Caller, params: m.DelegateParams) -> 
             exec_dir=str(exec_dir),
             launcher_pid=caller.pid,
             at=at,
+            host=ex.d.host,
             thread_id=parent.thread_id,
             root_id=parent.root_id,
             parent_id=parent.id,
@@ -159,6 +161,10 @@ async def cancel(ex: Executions, caller: Caller, params: m.ExecutionRef) -> m.Ex
     top = await owned_execution(ex.d.store, caller, params.execution_id)
     if top.status == "settled":
         raise ExecutionSettled(f"execution {params.execution_id} already settled {top.outcome}")
+    if ex.d.host_id is not None:
+        # Another host's run is that host's to end: this one cannot see its processes.
+        right, owner = await right_now(ex.d.store, top, ex.d.host_id)
+        refuse(top, right, owner, ending=True)
     await end_graph(ex, top, "cancelled")
     return await ex.wait(caller, m.WaitParams(execution_id=params.execution_id, timeout=10.0))
 
@@ -186,5 +192,5 @@ async def end_graph(ex: Executions, top: ExecutionRecord, as_: EndedAs) -> None:
                 unwatched.append((row.id, outcome))
     # Settling a root takes its thread lease: only after the graph lease is released.
     for execution_id, settled_as in unwatched:
-        with contextlib.suppress(ExecutionSettled):
+        with contextlib.suppress(ExecutionSettled, HostLeaseLost):
             await ex.settle(None, m.SettleParams(execution_id=execution_id, outcome=settled_as))

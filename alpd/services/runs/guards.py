@@ -43,7 +43,7 @@ async def enforce_limits(ex: Executions) -> list[tuple[str, LimitOutcome]]:
     """End every running run past one of its limits; (execution id, outcome) of each."""
     now = ex.d.clock.now()
     ended: list[tuple[str, LimitOutcome]] = []
-    for record in await running_headless(ex.d.store):
+    for record in await running_headless(ex.d.store, ex.d.host_id):
         try:
             policy = verified_policy(record)
         except AlpError:

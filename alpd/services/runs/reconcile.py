@@ -4,6 +4,10 @@ Runs before `thread/show` and `thread/continue`, on `thread/reconcile`, at start
 periodically. A root whose process vanished before settling is settled `interrupted`
 (invariant 8); its checkpoint is projected by that settle, so the next root sees its pins.
 
+With several hosts on one database (docs/many-machines.md), a host reconciles its own roots
+only; another host's are settled `interrupted` here once that host was taken over (its
+processes are never looked at or signalled), and left alone otherwise.
+
 Per kind: a *headless* run whose process is alive but unwatched (alpd restarted) is re-adopted
 and watched to its end; one that ended while alpd was down is settled from its
 `exit-status` file. An *interactive* run belongs to the client's terminal: when its process
@@ -21,9 +25,12 @@ from typing import Final, Protocol
 import psutil
 import structlog
 
+from alpd.domain.hosts.lease import Right
 from alpd.domain.runs.outcomes import outcome_of
-from alpd.errors import ExecutionSettled
+from alpd.errors import ExecutionSettled, HostLeaseLost, HostNotOwner
 from alpd.services.context import Caller, Daemon
+from alpd.services.runs.hosts import right_now
+from alpd.store.hosts import hosts
 from alpd.store.runs import ExecutionRecord, unsettled_executions
 from alpd.supervisor.processes import ProcessIdentity, ended_uncollected_by, is_alive
 from alpd.supervisor.supervisor import Supervisor, output_tail, read_exit_status
@@ -55,20 +62,32 @@ def _identity(row: ExecutionRecord) -> ProcessIdentity | None:
 
 async def reconcile(executions: Settling, thread_id: str | None) -> list[str]:
     """Settle or adopt every unsettled execution (of one thread, or all); the ids settled."""
-    rows = await unsettled_executions(executions.d.store, thread_id)
+    store = executions.d.store
+    rows = await unsettled_executions(store, thread_id)
+    me = executions.d.host_id
+    known = {host.id: host for host in await hosts(store)} if me is not None and rows else {}
     settled: list[str] = []
     for row in rows:
-        outcome = _verdict(executions, row)
-        if outcome is None:
-            continue
-        exec_dir = Path(row.exec_dir)
-        exit_code = read_exit_status(exec_dir) if row.headless else None
-        if row.headless and exit_code is not None:
-            outcome = outcome_of(exit_code, ended_as=None)
-        params = m.SettleParams(execution_id=row.id, outcome=outcome, exit_code=exit_code)
+        right: Right = "own" if me is None else (await right_now(store, row, me, known))[0]
+        if right in ("elsewhere", "forfeited"):
+            continue  # its host's (or, taken from this one, the taker's)
+        tail = None
+        if right == "orphan":
+            # Its host was taken over: its processes are not ours to see or to signal.
+            params = m.SettleParams(execution_id=row.id, outcome="interrupted")
+        else:
+            outcome = _verdict(executions, row)
+            if outcome is None:
+                continue
+            exec_dir = Path(row.exec_dir)
+            exit_code = read_exit_status(exec_dir) if row.headless else None
+            if row.headless and exit_code is not None:
+                outcome = outcome_of(exit_code, ended_as=None)
+            params = m.SettleParams(execution_id=row.id, outcome=outcome, exit_code=exit_code)
+            tail = output_tail(exec_dir) or None
         try:
-            await executions.settle(None, params, output_tail=output_tail(exec_dir) or None)
-        except ExecutionSettled:
+            await executions.settle(None, params, output_tail=tail)
+        except (ExecutionSettled, HostLeaseLost, HostNotOwner):
             continue
         log.info("reconciled", execution=row.id, outcome=outcome)
         settled.append(row.id)

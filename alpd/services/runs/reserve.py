@@ -75,6 +75,7 @@ def reserve_root(
     addendum: str | None,
     in_unit: InUnit | None,
     thread_sets: dict[str, Any] | None = None,
+    host: tuple[str, str] | None = None,
 ) -> Unit[Reserved]:
     """The store unit reserving root `execution_id` (module docstring)."""
     agent, runtime, request, config, program = prepared
@@ -151,6 +152,7 @@ def reserve_root(
                 sequence=sequence,
                 native_session_id=spec.native_session_id,
                 transcript_path=spec.transcript_path,
+                host=host,
             )
         except ConstraintRefused:
             # `one_unsettled_root` refused a second unsettled root: the database is the

@@ -114,6 +114,9 @@ def execution_from_record(record: ExecutionRecord, *, with_policy: bool = False)
         history_skipped=record.history_skipped if record.history_level == "partial" else None,
         native_session_id=record.native_session_id,
         transcript_path=record.transcript_path,
+        host_id=record.host_id,
+        host_name=record.host_name,
+        settled_by=record.settled_by,
         policy=policy,
     )
 

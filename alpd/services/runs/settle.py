@@ -20,6 +20,7 @@ from alpd.domain.threads.context import Outcome as DomainOutcome
 from alpd.domain.threads.projector import project_context
 from alpd.errors import ExecutionSettled, ThreadContextTampered, ThreadExecutionBindingMismatch
 from alpd.services.context import Caller
+from alpd.services.runs.hosts import check_host_right
 from alpd.services.runs.rows import check_execution_owner, execution_from_record, load_execution
 from alpd.services.threads.pins import hand_pins_to_root
 from alpd.services.threads.snapshots import load_checkpoint, load_snapshot
@@ -36,15 +37,22 @@ Settled = tuple[m.Execution, m.Thread | None]
 
 
 def settle_execution(
-    caller: Caller | None, params: m.SettleParams, output_tail: str | None, at: str
+    caller: Caller | None,
+    params: m.SettleParams,
+    output_tail: str | None,
+    at: str,
+    *,
+    host: str | None = None,
 ) -> Unit[Settled]:
-    """The store unit settling `params.execution_id` (module docstring); `params` and
-    `output_tail` come secret-filtered."""
+    """The store unit settling `params.execution_id` (module docstring) on host `host`;
+    `params` and `output_tail` come secret-filtered."""
 
     async def unit(tx: Tx) -> Settled:
         record = await load_execution(tx, params.execution_id)
         if caller is not None:
             check_execution_owner(record, caller)
+        if host is not None:
+            await check_host_right(tx, record, host)
         if params.thread_id is not None and (
             record.thread_id != params.thread_id or not record.is_root
         ):
@@ -66,6 +74,7 @@ def settle_execution(
             summary=params.summary,
             output_tail=output_tail,
             at=at,
+            settled_by=host,
         )
         thread = None
         if not record.is_root:

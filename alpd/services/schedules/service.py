@@ -212,6 +212,7 @@ class ScheduleService:
                     timeout_seconds=params.timeout_seconds,
                     budget_usd=params.budget_usd,
                     report_to=report_to,
+                    host_id=self.d.host_id,
                 ),
             )
             if budget is not None:

@@ -34,7 +34,7 @@ _usage = msgspec.json.Decoder(m.Usage)
 # executions (a few) rather than every execution the owner ever had.
 _RUNNING = """
     SELECT e.id, e.root_id, e.parent_id, e.kind, e.origin, e.runtime, e.agent, e.status,
-        e.thread_id, e.pid, e.created_at, e.started_at, e.usage, e.cost_usd, t.title,
+        e.thread_id, e.pid, e.created_at, e.started_at, e.usage, e.cost_usd, t.title, e.host_name,
         json_extract(CAST(e.policy AS TEXT), '$.timeoutSeconds') AS timeout_seconds
     FROM executions e LEFT JOIN threads t ON t.id = e.thread_id
     WHERE e.status != 'settled' AND +e.owner_uid = ?
@@ -79,6 +79,8 @@ class RunningJob:
     title: str | None
     #: its policy's time limit (`timeoutSeconds`), if any
     timeout_seconds: int | None = None
+    #: the name of the host that runs it
+    host: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +167,7 @@ def _running(row: sqlite3.Row) -> RunningJob:
         cost_usd=row["cost_usd"],
         title=row["title"],
         timeout_seconds=row["timeout_seconds"],
+        host=row["host_name"],
     )
 
 
