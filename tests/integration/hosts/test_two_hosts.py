@@ -9,6 +9,8 @@ with a fresh lease (docs/many-machines.md)."""
 from __future__ import annotations
 
 import os
+import signal
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -28,7 +30,7 @@ def config(name: str) -> str:
     return f"""
 [host]
 name = "{name}"
-lease = "2s"
+lease = "3s"
 
 [agents.tick]
 runtime = "command"
@@ -112,7 +114,7 @@ def test_a_host_taken_over_after_kill_9(
 
     pid = show(a, root["id"])["pid"]
     a.kill9()
-    # after A's lease (2 s) expires, B takes A over: the root interrupted, never signalled
+    # after A's lease (3 s) expires, B takes A over: the root interrupted, never signalled
     wait_for(lambda: show(b, root["id"])["status"] == "settled", what="B to settle", timeout=30)
     taken = show(b, root["id"])
     assert (taken["outcome"], taken["settledBy"], taken["hostId"]) == (
@@ -153,3 +155,51 @@ def test_a_host_taken_over_after_kill_9(
     count = ticks(work)
     wait_for(lambda: ticks(work) > count + 1, what="two more fires", timeout=20)
     assert last_root(a, nightly)["hostId"] == host_b
+
+
+def test_a_stopped_host_finds_its_lease_lost_and_leaves_what_was_taken(
+    hosts: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    """SIGSTOP A (a suspended laptop, a long pause) while its root runs: B takes A over;
+    A, continued, finds its lease lost at its next renewal and says so; when the run it was
+    watching ends, its result is not recorded (the root stays as B settled it)."""
+    a, b = hosts
+    work = tmp_path / "work"
+    work.mkdir()
+    host_a, host_b = (host_id(d) for d in (a, b))
+    thread_id = a.call("thread/create", {"title": "paused", "cwd": str(work)})["id"]  # type: ignore[index]
+    root = start_headless(a, thread_id, work, BLOCKER)
+    wait_for(lambda: show(a, root["id"])["status"] == "running", what="A's root to run")
+    os.kill(a.pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: show(b, root["id"])["status"] == "settled", what="B to settle", timeout=30)
+    finally:
+        os.kill(a.pid, signal.SIGCONT)
+    taken = show(b, root["id"])
+    assert (taken["outcome"], taken["settledBy"], taken["hostId"]) == (
+        "interrupted",
+        host_b,
+        host_a,
+    )
+    wait_for(lambda: "host_lease_lost" in a.log_text(), what="A to find its lease lost")
+    (work / "release").touch()  # the run A watched ends: A does not record it
+    wait_for(lambda: not _alive(taken["pid"]), what="the run to end")
+    time.sleep(1.0)
+    after = show(a, root["id"])
+    assert (after["outcome"], after["settledBy"], after.get("exitCode")) == (
+        "interrupted",
+        host_b,
+        None,
+    )
+    # A goes on: a new root of the thread runs on A
+    again = start_headless(a, thread_id, work, ["true"])
+    wait_for(lambda: show(a, again["id"])["status"] == "settled", what="the new root on A")
+    assert show(b, again["id"])["hostId"] == host_a
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
