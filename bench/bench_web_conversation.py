@@ -1,0 +1,142 @@
+"""The web page's conversation view in headless Chromium (Debian's, driven by Playwright),
+with alp installed from a wheel. The thread is bench_transcript's: a Claude session of
+`ENTRIES` (1,000) entries imported and adopted, and a push root after it.
+
+(a) Open: the thread page from navigation until the view is placed and scrolled to its end
+    (`#transcript[data-ready]`), median of `LOADS`, against the same page of an empty thread
+    opened in the same rounds (the page's fixed cost: its other sections, the script).
+    Goal: under 1 s.
+(b) Whole: from the open page, scroll up until every item is in the view ("The start of the
+    thread"). Goal (the issue's "1,000 items render in under a second"): under 1 s; printed
+    beside it, how many older pages that took.
+(c) Live: a push made on the socket until its item shows in the open view, median of
+    `PUSHES`. Goal: under 1 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from alpd.testing.daemon import running_daemon
+from bench import Result
+from bench.bench_transcript import CONFIG, make_thread
+from bench.install import installed
+
+ENTRIES = int(os.environ.get("ALP_BENCH_WEB_CONVERSATION_ENTRIES", "1000"))
+LOADS = int(os.environ.get("ALP_BENCH_WEB_CONVERSATION_LOADS", "7"))
+PUSHES = int(os.environ.get("ALP_BENCH_WEB_CONVERSATION_PUSHES", "5"))
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def open_ms(page: Any, url: str) -> float:
+    started = time.perf_counter()
+    page.goto(url)
+    page.wait_for_selector("#transcript[data-ready='1']", state="attached")
+    return (time.perf_counter() - started) * 1000
+
+
+def whole_ms(page: Any) -> tuple[float, int]:
+    started = time.perf_counter()
+    while page.locator("#older .meta").count() == 0:
+        pages = int(page.eval_on_selector("#transcript", "l => Number(l.dataset.older || 0)"))
+        page.locator("#transcript-scroll").evaluate("s => { s.scrollTop = 0; }")
+        page.wait_for_function(
+            "(n) => Number(document.getElementById('transcript').dataset.older || 0) > n",
+            arg=pages,
+        )
+    took = (time.perf_counter() - started) * 1000
+    return took, int(page.eval_on_selector("#transcript", "l => Number(l.dataset.older || 0)"))
+
+
+def run() -> list[Result]:
+    from playwright.sync_api import sync_playwright
+
+    if not shutil.which(CHROMIUM):
+        raise RuntimeError(f"{CHROMIUM} is missing (make browser installs Debian's chromium)")
+    alp = installed()
+    with tempfile.TemporaryDirectory(prefix="alp-bench-web-conversation-") as scratch:
+        base = Path(scratch)
+        (base / "alpd").mkdir()
+        config = base / "alpd" / "config.toml"
+        config.write_text(CONFIG)
+        with running_daemon(
+            base / "alpd", python=alp.python, extra_args=["--config", str(config)]
+        ) as d:
+            thread_id = make_thread(d, base, ENTRIES)
+            empty = d.call("thread/create", {"title": "empty", "cwd": str(base)})["id"]
+            opened = d.cli("web", "--json")
+            assert opened.returncode == 0, opened.stderr
+            web = json.loads(opened.stdout)
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+                )
+                try:
+                    page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
+                    page.set_default_timeout(60_000)
+                    page.goto(web["loginUrl"])
+                    long_ms, empty_ms = [], []
+                    for _ in range(LOADS):
+                        long_ms.append(open_ms(page, f"{web['url']}t/{thread_id}"))
+                        empty_ms.append(open_ms(page, f"{web['url']}t/{empty}"))
+                    open_thread = f"{web['url']}t/{thread_id}"
+                    open_ms(page, open_thread)
+                    whole, pages = whole_ms(page)
+                    items = page.locator("#transcript > li").count()
+                    page.wait_for_selector("#connection.live")
+                    live_ms = []
+                    for n in range(PUSHES):
+                        text = f"bench push {n}"
+                        started = time.perf_counter()
+                        d.call("thread/push", {"threadId": thread_id, "text": text,
+                                               "source": "bench"})  # fmt: skip
+                        page.locator("#transcript li.type-push", has_text=text).wait_for()
+                        live_ms.append((time.perf_counter() - started) * 1000)
+                        while d.call("thread/show", {"threadId": thread_id})["thread"].get(
+                            "busyRoot"
+                        ):
+                            time.sleep(0.05)
+                finally:
+                    browser.close()
+    long_p50, empty_p50 = statistics.median(long_ms), statistics.median(empty_ms)
+    return [
+        Result(
+            f"web conversation: open a {ENTRIES:,}-entry thread vs an empty one, p50",
+            long_p50,
+            "ms",
+            empty_p50,
+            long_p50 / empty_p50,
+            "<= 1000 ms",
+        ),
+        Result(
+            f"web conversation: all {items:,} items in the view ({pages} older pages)",
+            whole,
+            "ms",
+            None,
+            None,
+            "<= 1000 ms",
+        ),
+        Result(
+            "web conversation: a push shown in the open view, p50",
+            statistics.median(live_ms),
+            "ms",
+            None,
+            None,
+            "<= 1000 ms",
+        ),
+    ]
