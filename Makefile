@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install man run test lint typecheck unit integration e2e chaos fuzz bench bench-full runtimes editors browser systemd openrpc clean
+.PHONY: install man run test lint typecheck unit integration e2e chaos fuzz bench bench-full runtimes editors browser systemd postgres openrpc clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ run: $(STAMP)
 	$(BIN)/alpd
 
 ## lint + type check + the whole suite (unit, integration, fuzz, chaos, e2e with the real CLIs)
-test: $(STAMP) runtimes editors browser systemd lint typecheck
+test: $(STAMP) runtimes editors browser systemd postgres lint typecheck
 	$(BIN)/python -m pytest -q tests
 
 lint: $(STAMP)
@@ -56,6 +56,11 @@ browser:
 ## systemd-analyze, which checks the units (tests/unit/test_units.py; a skip fails under CI)
 systemd:
 	command -v systemd-analyze >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update -q && apt-get -o DPkg::Lock::Timeout=600 install -y -q systemd; }
+
+## Debian's PostgreSQL server (apt, when missing): the store tests run on it too, each session
+## in a private cluster of its own (tests/postgres_cluster.py; a skip fails under CI)
+postgres:
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get -o DPkg::Lock::Timeout=600 update -q && apt-get -o DPkg::Lock::Timeout=600 install -y -q postgresql; }
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit tests/fuzz

@@ -37,7 +37,7 @@ from alpd.rpc.lobby import Lobby
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller
 from alpd.socket_activation import listen_fds
-from alpd.store.db import Store
+from alpd.store.db import Store, open_store, store_url
 from alpd.supervisor import cgroups
 from alpd.supervisor.supervisor import Supervisor
 from protocol import errors, jsonrpc
@@ -150,7 +150,7 @@ async def run_daemon(config: DaemonConfig, *, notifier: Notifier | None = None) 
     lock.acquire()
     try:
         agents = await anyio.to_thread.run_sync(load_config, config.config_path)
-        store = await Store.open(config.home / "alp.db")
+        store = await open_store(config.home, store_url(os.environ, agents.store_url))
         try:
             await _serve(config, store, agents, notifier)
         finally:

@@ -5,7 +5,7 @@ peer-credential checks, chown, a network namespace), proves nothing while it goe
 Locally, without root or without the runtimes, those tests skip with their reason; under
 `CI=true` (`.ci/run` exports it) the skip is turned into a failure that names the test and
 the reason. Which tests must run is said by their markers: `e2e`, `needs_root`, `editors`,
-`browser` and `systemd` (systemd-analyze).
+`browser`, `systemd` (systemd-analyze) and `postgres` (a store test's PostgreSQL run).
 
 Loaded by `tests/conftest.py`; a plain pytest plugin (`-p ci_gate`), so its own test can run
 it on a scratch test file.
@@ -19,7 +19,7 @@ from typing import Final
 
 import pytest
 
-MUST_RUN: Final = ("e2e", "needs_root", "editors", "browser", "systemd")
+MUST_RUN: Final = ("e2e", "needs_root", "editors", "browser", "systemd", "postgres")
 
 
 def in_ci() -> bool:

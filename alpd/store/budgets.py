@@ -21,11 +21,12 @@ __all__ = [
     "set_budget",
 ]
 
+# CAST: PostgreSQL's json_extract gives text (alpd.store.postgres.schema)
 _TOKENS = (
-    "coalesce(json_extract(usage, '$.inputTokens'), 0)"
-    " + coalesce(json_extract(usage, '$.outputTokens'), 0)"
-    " + coalesce(json_extract(usage, '$.cacheReadTokens'), 0)"
-    " + coalesce(json_extract(usage, '$.cacheCreationTokens'), 0)"
+    "coalesce(CAST(json_extract(usage, '$.inputTokens') AS INTEGER), 0)"
+    " + coalesce(CAST(json_extract(usage, '$.outputTokens') AS INTEGER), 0)"
+    " + coalesce(CAST(json_extract(usage, '$.cacheReadTokens') AS INTEGER), 0)"
+    " + coalesce(CAST(json_extract(usage, '$.cacheCreationTokens') AS INTEGER), 0)"
 )
 #: what a schedule's executions are: the roots it fired and what they delegated
 _FIRED = (

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
@@ -55,7 +55,10 @@ __all__ = [
     "DatabaseUnavailable",
     "Store",
     "Tx",
+    "dialect_of",
     "on_thread",
+    "open_store",
+    "store_url",
 ]
 
 
@@ -138,8 +141,17 @@ async def _connect(path: Path, *, read_only: bool) -> aiosqlite.Connection:
     return conn
 
 
+def dialect_of(handle: object) -> str:
+    """`sqlite` or `postgres`: the SQL a store, unit or read connection speaks, for the few
+    statements written once per backend (full-text search); every other statement is
+    SQLite's, translated for PostgreSQL (`alpd.store.postgres.dialect`)."""
+    return str(getattr(handle, "dialect", "sqlite"))
+
+
 class Store:
     """Owns the database connections of one alpd."""
+
+    dialect = "sqlite"
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection):
         self.path = path
@@ -370,3 +382,19 @@ async def _migrate(conn: aiosqlite.Connection) -> None:
         except BaseException:
             await conn.execute("ROLLBACK")
             raise
+
+
+def store_url(environ: Mapping[str, str], configured: str | None) -> str | None:
+    """The PostgreSQL URL alpd uses: `ALP_STORE_URL`, else `[store] url`; None for SQLite."""
+    return environ.get("ALP_STORE_URL") or configured
+
+
+async def open_store(home: Path, url: str | None) -> Store:
+    """The store of one alpd: SQLite in `home` (the default), or the PostgreSQL database at
+    `url` (`[store] url`, `ALP_STORE_URL`; docs/many-machines.md)."""
+    if not url:
+        return await Store.open(home / "alp.db")
+    # imported only when configured: psycopg is not loaded by an alpd on SQLite
+    from alpd.store.postgres.store import PostgresStore
+
+    return await PostgresStore.connect(url)

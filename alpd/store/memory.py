@@ -14,6 +14,9 @@ newest ones in scope (at most `RECENT_LIMIT` of the workspace's and as many glob
 the domain ranks them by how many of the words they hold and caps them.
 """
 
+# long: every statement over the memory tables, with their full-text match written once per
+# backend (FTS5 on SQLite, a GIN index on PostgreSQL); the capability's SQL read in one place.
+
 from __future__ import annotations
 
 import sqlite3
@@ -25,7 +28,7 @@ import msgspec
 
 from alpd.domain.memory.record import MemoryVersion, Provenance
 from alpd.domain.memory.selection import Candidate
-from alpd.store.db import BlockingTx, Store, Tx, on_thread
+from alpd.store.db import BlockingTx, Store, Tx, dialect_of, on_thread
 
 __all__ = [
     "MATCH_LIMIT",
@@ -70,6 +73,18 @@ _FTS_JOIN: Final = (
     "memory_fts f JOIN memories m ON m.seq = f.rowid "
     "JOIN memory_versions v ON v.memory_id = m.id AND v.version = m.version"
 )
+#: the full-text match of `memory_fts` and its best-first order, by backend: FTS5's on SQLite;
+#: on PostgreSQL the GIN index over `alp_fold(text)` (the schema's), where the same quoted
+#: expression (`match_expression`) is a `websearch_to_tsquery`, ranked by `ts_rank` (whose
+#: order, for PostgreSQL, takes the expression a second time)
+_MATCH: Final = {
+    "sqlite": ("memory_fts MATCH ?", "bm25(memory_fts)"),
+    "postgres": (
+        "to_tsvector('simple', alp_fold(f.text)) @@ websearch_to_tsquery('simple', alp_fold(?))",
+        "ts_rank(to_tsvector('simple', alp_fold(f.text)), "
+        "websearch_to_tsquery('simple', alp_fold(?))) DESC",
+    ),
+}
 _CANDIDATE_COLUMNS: Final = "m.id, v.version, v.kind, v.scope, v.text, v.confirmed_at, v.digest"
 #: what a caller in `workspace` sees: its workspace's memories and the global ones
 _IN_SCOPE: Final = "m.owner_uid = ? AND (m.workspace = ? OR m.workspace IS NULL)"
@@ -287,11 +302,14 @@ async def search_heads(
     if workspace is not None:
         scope = " AND (m.workspace = ? OR m.workspace IS NULL)"
         params.append(workspace)
+    dialect = dialect_of(store)
+    match, best_first = _MATCH[dialect]
+    ranked = [params[0]] if dialect == "postgres" else []
     rows = await store.fetchall(
         f"SELECT {_HEAD_COLUMNS} FROM {_FTS_JOIN} "
-        f"WHERE memory_fts MATCH ? AND m.owner_uid = ? AND m.status = 'active'{scope} "
-        "ORDER BY bm25(memory_fts) LIMIT ?",
-        (*params, limit),
+        f"WHERE {match} AND m.owner_uid = ? AND m.status = 'active'{scope} "
+        f"ORDER BY {best_first} LIMIT ?",
+        (*params, *ranked, limit),
     )
     return [_head(row) for row in rows]
 
@@ -303,7 +321,7 @@ def _candidate_rows(
     if terms:
         found += map(_candidate, conn.execute(
             f"SELECT {_CANDIDATE_COLUMNS} FROM {_FTS_JOIN} "
-            f"WHERE memory_fts MATCH ? AND m.status = 'active' AND {_IN_SCOPE} "
+            f"WHERE {_MATCH[dialect_of(conn)][0]} AND m.status = 'active' AND {_IN_SCOPE} "
             "ORDER BY f.rowid DESC LIMIT ?",
             (match_expression(terms, any_term=True), owner_uid, workspace, MATCH_LIMIT),
         ))  # fmt: skip

@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from alpd.store.db import Store, Tx
 from protocol.messages.schedules import CatchUp, ScheduleStatus
 
 __all__ = [
-    "STATS",
     "FireRecord",
     "FireState",
     "NewSchedule",
-    "RunStat",
-    "RunStats",
     "ScheduleRow",
     "clear_fire",
     "delete_schedule",
@@ -34,7 +29,6 @@ __all__ = [
     "pause_schedule",
     "record_fire",
     "resume_schedule",
-    "run_stats",
     "schedule_by_id",
     "schedule_limits",
     "schedule_owner",
@@ -123,45 +117,6 @@ def _schedule(row: sqlite3.Row, *, view: bool) -> ScheduleRow:
     )
 
 
-class RunStat(NamedTuple):
-    """What the runs of one schedule cost and how the last one ended."""
-
-    runs: int
-    cost_usd: float | None
-    last_execution_id: str | None
-    last_result: str | None
-
-
-class RunStats:
-    """What the runs of schedules cost and how the last one ended, by schedule id (the rows
-    of `STATS`)."""
-
-    def __init__(self, rows: Iterable[sqlite3.Row]) -> None:
-        self._stats = {
-            row["sid"]: RunStat(
-                row["runs"],
-                row["cost"],
-                row["id"],
-                row["outcome"] if row["status"] == "settled" else "running",
-            )
-            for row in rows
-        }
-
-    def of(self, schedule_id: str) -> RunStat:
-        return self._stats.get(schedule_id, RunStat(0, None, None, None))
-
-
-# One pass over the scheduled executions, in the order of the partial index on their
-# schedule id (`+owner_uid` keeps the planner on it): per schedule, the count and cost of its
-# runs, and — SQLite's bare columns of a max() aggregate — its latest run.
-STATS = """
-    SELECT json_extract(origin, '$.scheduleId') AS sid, count(*) AS runs,
-        sum(cost_usd) AS cost, id, status, outcome, max(created_at)
-    FROM executions
-    WHERE kind = 'scheduled' AND +owner_uid = ? {where}
-    GROUP BY sid
-"""
-
 #: the fire of a schedule waiting in its thread's delivery queue, if any
 _QUEUED_FIRE = """(
     SELECT json_extract(d.origin, '$.fireTime') FROM deliveries d
@@ -176,15 +131,6 @@ _VIEW = (
 
 
 # reading
-
-
-async def run_stats(store: Store, owner_uid: int, schedule_id: str | None = None) -> RunStats:
-    """The stats of the owner's schedules, or of the one named."""
-    if schedule_id is None:
-        return RunStats(await store.fetchall(STATS.format(where=""), (owner_uid,)))
-    where = "AND json_extract(origin, '$.scheduleId') = ?"
-    sql = STATS.format(where=where)
-    return RunStats(await store.fetchall(sql, (owner_uid, schedule_id)))
 
 
 async def schedules_of(

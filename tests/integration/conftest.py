@@ -24,17 +24,19 @@ from alpd.testing.daemon import DaemonProcess
 
 
 @pytest.fixture
-def start_alpd(tmp_path: Path) -> Iterator[StartAlpd]:
+def start_alpd(tmp_path: Path, store_url: str | None) -> Iterator[StartAlpd]:
     with ExitStack() as stack:
-        yield starter(tmp_path, stack)
+        yield starter(tmp_path, stack, store_url)
 
 
 @pytest.fixture(scope="module")
 def start_module_alpd(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+    module_store_url: str | None,
 ) -> Iterator[StartAlpd]:
     with ExitStack() as stack:
-        yield starter(tmp_path_factory.mktemp(request.module.__name__), stack)
+        yield starter(tmp_path_factory.mktemp(request.module.__name__), stack, module_store_url)
 
 
 @pytest.fixture

@@ -22,9 +22,11 @@ class StartAlpd(Protocol):
     ) -> DaemonProcess: ...
 
 
-def starter(base: Path, stack: ExitStack) -> StartAlpd:
+def starter(base: Path, stack: ExitStack, store_url: str | None = None) -> StartAlpd:
     """A function that starts alpd with its home in `base`, reading `config` as its
-    config.toml when given; the daemon stops when `stack` closes."""
+    config.toml when given, on the PostgreSQL database `store_url` when given (SQLite in the
+    home otherwise); the daemon stops when `stack` closes."""
+    store_env = {"ALP_STORE_URL": store_url} if store_url else {}
 
     def start(
         config: str | None = None, *, extra_env: Mapping[str, str] | None = None
@@ -34,7 +36,8 @@ def starter(base: Path, stack: ExitStack) -> StartAlpd:
             path = base / "config.toml"
             path.write_text(config)
             args = ["--config", str(path)]
-        return stack.enter_context(running_daemon(base, extra_env=extra_env, extra_args=args))
+        env = {**store_env, **(extra_env or {})}
+        return stack.enter_context(running_daemon(base, extra_env=env, extra_args=args))
 
     return start
 

@@ -86,6 +86,7 @@ from alpd.domain.runs.limits import (
     parse_timeout,
 )
 from alpd.domain.spelling import did_you_mean
+from alpd.domain.store_settings import parse_store_url
 from alpd.domain.web_settings import WebSettings, parse_web_settings
 from alpd.errors import AgentNotFound
 
@@ -175,6 +176,9 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
     checkpoints: CheckpointSettings = CheckpointSettings()
     #: the `[host]` table: this host's name and lease (alpd.domain.hosts.lease)
     host: HostSettings = HostSettings()
+    #: `[store] url`: the PostgreSQL database shared by several hosts; None: SQLite in the
+    #: home (docs/many-machines.md; `ALP_STORE_URL` overrides it)
+    store_url: str | None = None
 
     def agent(self, name: str) -> AgentDefinition:
         """The agent called `name`, or AGENT_NOT_FOUND naming the agent, the known ones and
@@ -240,12 +244,13 @@ def parse_agents_config(
             "channels",
             "checkpoints",
             "host",
+            "store",
         )
         if key not in known and key not in other_sections:
             fail(
                 (key,),
                 f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web', "
-                "'recap', 'search', 'memory', 'channels', 'checkpoints' or 'host')",
+                "'recap', 'search', 'memory', 'channels', 'checkpoints', 'host' or 'store')",
             )
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
@@ -265,6 +270,7 @@ def parse_agents_config(
     channels = parse_channel_settings(fail, data.get("channels"))
     checkpoints = parse_checkpoint_settings(fail, data.get("checkpoints"))
     host = parse_host_settings(fail, data.get("host"))
+    store_url = parse_store_url(fail, data.get("store"))
     return AgentsConfig(
         agents=agents,
         runtimes=runtimes,
@@ -276,6 +282,7 @@ def parse_agents_config(
         channels=channels,
         checkpoints=checkpoints,
         host=host,
+        store_url=store_url,
     )
 
 

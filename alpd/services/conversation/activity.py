@@ -33,7 +33,7 @@ from alpd.store.conversation.activity import (
 )
 from alpd.store.db import Store
 from alpd.store.runs import settled_among
-from alpd.store.schedules import RunStats
+from alpd.store.schedule_stats import RunStats
 from alpd.supervisor.processes import labelled_processes
 from protocol import messages as m
 

@@ -43,7 +43,8 @@ from alpd.services.threads.lifecycle import check_owner
 from alpd.store import schedules as store
 from alpd.store.budgets import clear_budget, set_budget
 from alpd.store.db import Tx
-from alpd.store.schedules import RunStats, ScheduleRow
+from alpd.store.schedule_stats import RunStats, run_stats
+from alpd.store.schedules import ScheduleRow
 from alpd.store.threads.shell import load_thread
 from protocol import jsonrpc
 from protocol import messages as m
@@ -126,13 +127,13 @@ class ScheduleService:
     # reading
 
     async def list(self, caller: Caller, params: m.ScheduleListParams) -> m.ScheduleListResult:
-        stats = await store.run_stats(self.d.store, caller.uid)
+        stats = await run_stats(self.d.store, caller.uid)
         rows = await store.schedules_of(self.d.store, caller.uid, params.thread_id)
         return m.ScheduleListResult(schedules=[schedule_from_row(r, stats) for r in rows])
 
     async def show(self, caller: Caller, params: m.ScheduleRef) -> m.Schedule:
         row = await self.owned(caller, params.schedule_id)
-        stats = await store.run_stats(self.d.store, caller.uid, params.schedule_id)
+        stats = await run_stats(self.d.store, caller.uid, params.schedule_id)
         return schedule_from_row(row, stats)
 
     async def owned(self, caller: Caller, schedule_id: str) -> ScheduleRow:
@@ -254,7 +255,7 @@ class ScheduleService:
 
     async def delete(self, caller: Caller, params: m.ScheduleRef) -> m.Schedule:
         row = await self.owned(caller, params.schedule_id)
-        schedule = schedule_from_row(row, await store.run_stats(self.d.store, caller.uid, row.id))
+        schedule = schedule_from_row(row, await run_stats(self.d.store, caller.uid, row.id))
 
         async def unit(tx: Tx) -> None:
             await withdraw_queued_fire(tx, row.id, "the schedule was deleted")

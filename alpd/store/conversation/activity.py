@@ -14,7 +14,7 @@ from typing import NamedTuple
 import msgspec
 
 from alpd.store.db import Store
-from alpd.store.schedules import STATS, RunStats
+from alpd.store.schedule_stats import RunStats, stats_sql
 from protocol import messages as m
 
 __all__ = [
@@ -35,7 +35,8 @@ _usage = msgspec.json.Decoder(m.Usage)
 _RUNNING = """
     SELECT e.id, e.root_id, e.parent_id, e.kind, e.origin, e.runtime, e.agent, e.status,
         e.thread_id, e.pid, e.created_at, e.started_at, e.usage, e.cost_usd, t.title, e.host_name,
-        json_extract(CAST(e.policy AS TEXT), '$.timeoutSeconds') AS timeout_seconds
+        CAST(json_extract(CAST(e.policy AS TEXT), '$.timeoutSeconds') AS INTEGER)
+        AS timeout_seconds
     FROM executions e LEFT JOIN threads t ON t.id = e.thread_id
     WHERE e.status != 'settled' AND +e.owner_uid = ?
 """
@@ -207,7 +208,7 @@ async def ps_rows(store: Store, owner_uid: int) -> PsRows:
         [
             (_RUNNING, (owner_uid,)),
             (_QUEUED, (owner_uid,)),
-            (STATS.format(where=""), (owner_uid,)),
+            (stats_sql(store), (owner_uid,)),
             (_SCHEDULES, (owner_uid,)),
         ]
     )

@@ -276,7 +276,12 @@ async def requeue_unstarted(tx: Tx, execution_id: str | None) -> int:
         "' was reserved for it but never started (alpd stopped first); re-queued' "
         f"WHERE status = 'delivered' AND execution_id {scope} AND execution_id IN ("
         "SELECT id FROM executions WHERE is_root = 1 AND headless = 1 AND pid IS NULL "
-        "AND status = 'settled' AND outcome = 'interrupted')",
+        "AND status = 'settled' AND outcome = 'interrupted') "
+        # what OR IGNORE skips, said for PostgreSQL (which has no OR IGNORE on an UPDATE):
+        # a row whose coalesce key is queued again already stays as it is
+        "AND (coalesce_key IS NULL OR NOT EXISTS (SELECT 1 FROM deliveries q "
+        "WHERE q.thread_id = deliveries.thread_id AND q.coalesce_key = deliveries.coalesce_key "
+        "AND q.status = 'queued'))",
         args,
     )
     return cur.rowcount

@@ -200,7 +200,7 @@ async def chain_link(tx: Tx, execution_id: str, root_id: str) -> ChainLink | Non
         return None
     async with tx.execute(
         "SELECT max(at) FROM (SELECT max(reserved_at) AS at FROM handoffs WHERE chain_id = ?1 "
-        "UNION ALL SELECT max(sent_at) FROM deliveries WHERE chain_id = ?1)",
+        "UNION ALL SELECT max(sent_at) FROM deliveries WHERE chain_id = ?1) AS hops",
         (row["chain_id"],),
     ) as cur:
         last = await cur.fetchone()

@@ -147,11 +147,12 @@ _IDS_OF: Final = (
 # a single statement over the batch so FTS5 keeps its terms pending until COMMIT.
 _INDEX_WORDS: Final = (
     f"INSERT INTO search_words (rowid, body) SELECT id, {_ENTRY_BODY} FROM history_entries "
-    "WHERE id > ?1 AND copy_of IS NULL AND id NOT IN (SELECT value FROM json_each(?2))"
+    "WHERE id > ?1 AND copy_of IS NULL "
+    "AND id NOT IN (SELECT CAST(value AS INTEGER) FROM json_each(?2))"
 )
 _INDEX_FOLDED: Final = "INSERT INTO search_words (rowid, body) VALUES (?, ?)"
 _INDEX_CJK: Final = (
-    "INSERT INTO cjk_docs (id) SELECT value FROM json_each(?1)",
+    "INSERT INTO cjk_docs (id) SELECT CAST(value AS INTEGER) FROM json_each(?1)",
     f"INSERT INTO search_cjk (rowid, body) SELECT id, {_ENTRY_BODY} "
     "FROM cjk_docs c JOIN history_entries h USING (id) WHERE c.id > ?1",
 )

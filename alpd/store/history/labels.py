@@ -45,7 +45,7 @@ SELECT * FROM (
     JOIN history_entries h
         ON h.execution_id = coalesce(json_extract(e.origin, '$.adoptedFrom'), e.id)
     WHERE e.thread_id = ?1 AND h.id > ?2 AND h.copy_of IS NULL
-) WHERE NOT before_clear AND NOT undone
+) AS labelled WHERE NOT before_clear AND NOT undone
 """
 
 

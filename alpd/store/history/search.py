@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from alpd.errors import HistoryEntryTampered, PermissionDenied, ThreadNotFound
-from alpd.store.db import BlockingTx
+from alpd.store.db import BlockingTx, dialect_of
 from alpd.store.entry_rows import DIGESTED_COLUMNS, entry_content, entry_digest
 from alpd.store.threads.steps import labels_from, labels_sql
 from protocol import messages as m
@@ -38,7 +38,10 @@ __all__ = [
     "filters_sql",
     "hit_from_row",
     "keyword_hits",
+    "like_pattern",
     "like_snippet",
+    "postgres_search_sql",
+    "postgres_snippet",
     "ranked_sql",
     "search_on",
     "search_sql",
@@ -153,20 +156,20 @@ def ranked_sql(
 
 
 def _like_sql(terms: tuple[str, ...], filters: str, p: Params, limit: int) -> str:
+    body = f"CASE WHEN c.id > 0 THEN {_ENTRY_BODY} ELSE {_THREAD_BODY} END"
     likes = " AND ".join(
-        f"body LIKE {p(f'like{i}', _like_pattern(term))} ESCAPE '\\'"
+        f"{body} LIKE {p(f'like{i}', like_pattern(term))} ESCAPE '\\'"
         for i, term in enumerate(terms)
     )
     return f"""
-    SELECT c.id AS doc, 0.0 AS score,
-        CASE WHEN c.id > 0 THEN {_ENTRY_BODY} ELSE {_THREAD_BODY} END AS body, {HIT_COLUMNS}
+    SELECT c.id AS doc, 0.0 AS score, {body} AS body, {HIT_COLUMNS}
     FROM cjk_docs c {HIT_JOINS.format(doc="c.id")}
     WHERE {likes} AND {filters}
     ORDER BY coalesce(h.ts, t.updated_at) DESC, c.id DESC LIMIT {p("limit", limit)}
     """
 
 
-def _like_pattern(term: str) -> str:
+def like_pattern(term: str) -> str:
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
@@ -253,15 +256,33 @@ def check_entry_digest(
         )
 
 
+def postgres_search_sql(
+    params: m.HistorySearchParams, query: SearchQuery, filters: str, p: Params
+) -> str:
+    # imported here: the PostgreSQL statements build on this module's joins and columns
+    from alpd.store.history.search_postgres import search_sql_postgres
+
+    return search_sql_postgres(params, query, filters, p)
+
+
+def postgres_snippet(body: str, expression: str, start: str, end: str) -> str:
+    from alpd.store.history.search_postgres import words_snippet
+
+    return words_snippet(body, expression, start, end)
+
+
 def search_sql(
-    uid: int, params: m.HistorySearchParams, query: SearchQuery
+    uid: int, params: m.HistorySearchParams, query: SearchQuery, dialect: str = "sqlite"
 ) -> tuple[str, list[Any]]:
     """The statement and its parameters for a parsed query (`words`, `trigram` or `like`)
-    over the documents of `uid` (public for the bench's direct runs)."""
+    over the documents of `uid`, in the store's `dialect` (public for the bench's direct
+    runs)."""
     p = Params()
     filters = filters_sql(uid, params, p)
     if query.index == "like":
         return _like_sql(query.terms, filters, p, params.limit), p.values
+    if dialect == "postgres":
+        return postgres_search_sql(params, query, filters, p), p.values
     table = "search_words" if query.index == "words" else "search_cjk"
     sql = ranked_sql(
         table,
@@ -311,7 +332,7 @@ def keyword_hits(
     """The keyword leg's page, best first (the thread filter already checked)."""
     if query.index == "none":
         return []
-    sql, values = search_sql(uid, params, query)
+    sql, values = search_sql(uid, params, query, dialect_of(conn))
     rows = conn.execute(sql, values).fetchall()
     check_entry_digests(rows)
     if not rows:
@@ -320,8 +341,10 @@ def keyword_hits(
     start, end = params.highlight_start, params.highlight_end
     found = []
     for row in rows:
-        if query.index == "like":
+        if "body" in at:
             snippet = like_snippet(row[at["body"]], query.terms, start, end)
+        elif "words_body" in at:
+            snippet = postgres_snippet(row[at["words_body"]] or "", query.expression, start, end)
         else:
             snippet = row[at["snippet"]] or ""
         sub_agent = row[at["execution_kind"]] == "sub-agent"

@@ -120,12 +120,12 @@ _ENTRIES: Final = {
 _RESULT_OF: Final = (
     f"SELECT * FROM (SELECT {_ENTRY_COLUMNS}, ?{{k}} AS for_entry FROM history_entries h "
     "WHERE h.execution_id = ?{e} AND h.call_id = ?{c} AND h.kind = 'tool_result' "
-    "AND h.id > ?{k} ORDER BY h.id LIMIT 1)"
+    "AND h.id > ?{k} ORDER BY h.id LIMIT 1) AS result_of"
 )
 _CALL_OF: Final = (
     f"SELECT * FROM (SELECT {_ENTRY_COLUMNS}, ?{{k}} AS for_entry FROM history_entries h "
     "WHERE h.execution_id = ?{e} AND h.call_id = ?{c} AND h.kind = 'tool_call' "
-    "AND h.id < ?{k} ORDER BY h.id DESC LIMIT 1)"
+    "AND h.id < ?{k} ORDER BY h.id DESC LIMIT 1) AS call_of"
 )
 
 
@@ -237,7 +237,7 @@ SELECT * FROM (
         rc.made_at, rc.headline || char(10) || rc.gist, NULL, NULL, NULL, NULL,
         rc.source_revision
     FROM recaps rc WHERE rc.thread_id = ?1
-)
+) AS events
 WHERE {{bound}} AND (?5 IS NULL OR s = ?5) AND (?6 IS NULL OR at >= ?6)
 ORDER BY s {{order}}, p {{order}}, n {{order}} LIMIT ?7
 """

@@ -60,7 +60,7 @@ def meaning_candidates(
     FROM search_chunks c JOIN search_units u ON u.id = c.unit_id
     JOIN executions e ON e.id = u.execution_id LEFT JOIN threads t ON t.id = e.thread_id
     {entry}
-    WHERE c.id IN (SELECT value FROM json_each({ids})) AND {where}
+    WHERE c.id IN (SELECT CAST(value AS INTEGER) FROM json_each({ids})) AND {where}
     """
     rank = {chunk_id: i for i, chunk_id in enumerate(chunk_ids)}
     found = [
@@ -124,7 +124,7 @@ def chunk_hits(
     SELECT c.id AS chunk_id, c.unit_id, c.start, c.length, c.entry_id AS doc, 0.0 AS score,
         {HIT_COLUMNS}
     FROM search_chunks c {HIT_JOINS.format(doc="c.entry_id")}
-    WHERE c.id IN (SELECT value FROM json_each({ids}))
+    WHERE c.id IN (SELECT CAST(value AS INTEGER) FROM json_each({ids}))
     """
     rows = conn.execute(sql, p.values).fetchall()
     check_entry_digests(rows)

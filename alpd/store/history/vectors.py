@@ -257,7 +257,7 @@ def unit_texts(conn: BlockingTx, unit_ids: Sequence[int]) -> dict[int, str]:
     rows = conn.execute(
         "SELECT u.id, u.role, x.text FROM search_units u JOIN history_entries x "
         "ON x.id BETWEEN u.first_entry AND u.last_entry AND x.execution_id = u.execution_id "
-        "WHERE u.id IN (SELECT value FROM json_each(?)) AND ((u.role = 'user' "
+        "WHERE u.id IN (SELECT CAST(value AS INTEGER) FROM json_each(?)) AND ((u.role = 'user' "
         "AND x.id = u.first_entry) OR (u.role = 'assistant' AND x.role = 'assistant' "
         "AND x.kind = 'reply' AND x.copy_of IS NULL)) ORDER BY u.id, x.id",
         (json.dumps(list(unit_ids)),),

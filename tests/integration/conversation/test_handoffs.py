@@ -26,6 +26,8 @@ from polling import wait_for
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture
 def d(start_alpd: StartAlpd, work: Path) -> DaemonProcess:

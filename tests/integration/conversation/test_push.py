@@ -9,16 +9,18 @@ gets on stdin, and `$ALP_PROMPT`, to files named after its execution.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 from daemons import StartAlpd, roots
 from polling import wait_for
+from store_access import raw_db
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
+
+pytestmark = pytest.mark.both_stores
 
 #: files are named by absolute path: a run's directory is its workspace (the git top level
 #: above it), which a stray `.git` in a parent directory would move
@@ -142,7 +144,7 @@ def test_a_thread_with_a_full_queue_refuses_the_next_push_with_queue_full(
     assert (full.value.name, full.value.code) == ("QUEUE_FULL", 1025)
     assert full.value.data["limit"] == 1000 and full.value.data["threadId"] == thread["id"]
     assert "let its running root settle" in full.value.message
-    with sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True) as db:
+    with raw_db(d) as db:
         stored = db.execute("SELECT count(*) FROM deliveries WHERE thread_id = ?", (thread["id"],))
         assert stored.fetchone()[0] == 1000, "the refused push is not stored"
 

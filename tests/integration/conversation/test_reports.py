@@ -20,6 +20,8 @@ from polling import wait_for
 
 from alpd.testing.daemon import DaemonProcess
 
+pytestmark = pytest.mark.both_stores
+
 #: fake credential the secret filter knows (an Anthropic-style key), split so no scanner
 #: mistakes this file for a leak
 SECRET = "sk-ant-api03-" + "Xy7" * 30

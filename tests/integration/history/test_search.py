@@ -1,5 +1,6 @@
 """`history/search` and `alp search` against a real alpd: bm25 order, snippets, filters,
-CJK (trigram and the short-term LIKE fallback), Vietnamese folding, FTS syntax in queries."""
+CJK (trigram and the short-term LIKE fallback), Vietnamese folding, FTS syntax in queries; on
+both stores (on PostgreSQL: the GIN indexes of docs/many-machines.md)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ import anyio
 import pytest
 from daemons import StartAlpd
 from polling import wait_for
-from transcripts import Claude, Codex, write_db
+from store_access import raw_db
+from transcripts import Claude, Codex
 
 from alpctl.client import RpcError
 from alpd.errors import HistoryEntryTampered
 from alpd.services.history.labels import recap_entries
-from alpd.store.db import Store
+from alpd.store.db import open_store
 from alpd.testing.daemon import DaemonProcess, running_daemon
+
+pytestmark = pytest.mark.both_stores
 
 
 def search(d: DaemonProcess, query: str, **params: Any) -> dict[str, Any]:
@@ -28,9 +32,12 @@ def search(d: DaemonProcess, query: str, **params: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def d(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+def d(
+    tmp_path_factory: pytest.TempPathFactory, module_store_url: str | None
+) -> Iterator[DaemonProcess]:
     base = tmp_path_factory.mktemp("search")
-    with running_daemon(base) as daemon:
+    store_env = {"ALP_STORE_URL": module_store_url} if module_store_url else {}
+    with running_daemon(base, extra_env=store_env) as daemon:
         sessions = base / "claude"
         sessions.mkdir()
         claude = Claude()
@@ -76,7 +83,7 @@ def threaded_root(d: DaemonProcess, base: Path) -> str:
     claude = Claude()
     transcript = base / "root.jsonl"
     transcript.write_bytes(claude.prompt("quokka notes for the survey, draft one"))
-    with write_db(d.home) as conn:
+    with raw_db(d) as conn:
         conn.execute(
             "UPDATE executions SET transcript_path = ?, history_level = NULL WHERE id = ?",
             (str(transcript), execution_id),
@@ -235,18 +242,23 @@ def test_an_entry_edited_in_any_digested_column_is_refused_with_or_without_a_thr
     thread_id = threaded_root(d, tmp_path)
     hits = wait_for(lambda: [h for h in search(d, "quokka")["hits"] if h["source"] == "entry"])
     assert search(d, "quokka", threadId=thread_id)["hits"]
-    with write_db(d.home) as conn:
+    postgres = "ALP_STORE_URL" in d.env
+    with raw_db(d) as conn:
         (entry_id,) = conn.execute(
             "SELECT h.id FROM history_entries h WHERE h.execution_id = ?", (hits[0]["executionId"],)
         ).fetchone()
-        (trigger,) = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE name = 'history_entries_immutable'"
-        ).fetchone()
-        conn.execute("DROP TRIGGER history_entries_immutable")
-        conn.execute("PRAGMA foreign_keys = OFF")
         value = {"native_id": "'forged'", "byte_offset": "byte_offset + 1"}.get(column, "id")
+        if postgres:  # this session only: no trigger, no foreign key
+            conn.execute("SET session_replication_role = replica")
+        else:
+            (trigger,) = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE name = 'history_entries_immutable'"
+            ).fetchone()
+            conn.execute("DROP TRIGGER history_entries_immutable")
+            conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute(f"UPDATE history_entries SET {column} = {value} WHERE id = ?", (entry_id,))
-        conn.execute(trigger)  # put back, so the schema check of `Store.open` below passes
+        if not postgres:
+            conn.execute(trigger)  # put back, so the schema check of `Store.open` passes
     for params in ({}, {"threadId": thread_id}):
         with pytest.raises(RpcError) as info:
             search(d, "quokka", **params)
@@ -254,7 +266,7 @@ def test_an_entry_edited_in_any_digested_column_is_refused_with_or_without_a_thr
         assert info.value.data["entryId"] == entry_id
 
     async def recap_reads() -> None:
-        store = await Store.open(d.home / "alp.db")
+        store = await open_store(d.home, d.env.get("ALP_STORE_URL"))
         try:
             await recap_entries(store, thread_id)
         finally:

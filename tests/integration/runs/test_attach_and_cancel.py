@@ -18,6 +18,8 @@ from polling import wait_for
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
 
+pytestmark = pytest.mark.both_stores
+
 
 def reserve(d: DaemonProcess, work: Path) -> dict[str, Any]:
     """An interactive root, reserved by this test process (as `alp` does), not attached."""

@@ -15,6 +15,8 @@ from polling import wait_for
 
 from alpd.testing.daemon import DaemonProcess
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.mark.parametrize(
     ("ending", "outcome", "exit_code"), [("killed", "interrupted", None), ("exited", "failed", 3)]

@@ -10,7 +10,6 @@ for a second and a half.
 from __future__ import annotations
 
 import itertools
-import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,10 +18,13 @@ from typing import Any
 import pytest
 from daemons import BLOCKER, StartAlpd, roots
 from polling import wait_for
+from store_access import raw_db
 
 from alpctl.client import RpcError
 from alpd.clock import iso
 from alpd.testing.daemon import DaemonProcess
+
+pytestmark = pytest.mark.both_stores
 
 TICK = 'echo $ALP_EXECUTION_ID >> ticks; printf %s \\"$ALP_PROMPT\\" > prompt-$ALP_EXECUTION_ID'
 CONFIG = f"""
@@ -321,8 +323,9 @@ def test_cost_per_schedule_is_the_sum_over_its_runs(d: DaemonProcess, work: Path
     d.call("schedule/pause", {"scheduleId": created["id"]})
     wait_for(lambda: len(settled_roots(d, thread_id)) == len(roots(d, thread_id)))
     ids = [r["id"] for r in roots(d, thread_id)]
-    with sqlite3.connect(d.home / "alp.db") as db:
-        db.executemany("UPDATE executions SET cost_usd = 0.25 WHERE id = ?", [(i,) for i in ids])
+    with raw_db(d) as db:
+        for i in ids:
+            db.execute("UPDATE executions SET cost_usd = 0.25 WHERE id = ?", (i,))
     shown = show(d, created["id"])
     assert shown["runs"] == len(ids)
     assert shown["costUsd"] == pytest.approx(0.25 * len(ids))
@@ -362,7 +365,7 @@ def test_after_a_long_downtime_catch_up_one_runs_the_latest_fire_and_none_runs_n
     d.kill9()
     back = datetime.now(UTC) - timedelta(minutes=35)
     anchor, first = iso(back), iso(back + timedelta(minutes=10))
-    with sqlite3.connect(d.home / "alp.db") as db:
+    with raw_db(d) as db:
         db.execute(
             "UPDATE schedules SET anchor_at = ?, accounted_until = ?, next_fire_at = ? "
             "WHERE id = ?",

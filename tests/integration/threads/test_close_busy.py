@@ -9,11 +9,16 @@ import pytest
 from alpctl.client import RpcError
 from alpd.testing.daemon import running_daemon
 
+pytestmark = pytest.mark.both_stores
 
-def test_closing_a_thread_with_a_running_root_is_thread_busy(tmp_path: Path) -> None:
+
+def test_closing_a_thread_with_a_running_root_is_thread_busy(
+    tmp_path: Path, store_url: str | None
+) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    with running_daemon(tmp_path) as d, d.client() as client:
+    store_env = {"ALP_STORE_URL": store_url} if store_url else {}
+    with running_daemon(tmp_path, extra_env=store_env) as d, d.client() as client:
         thread = client.call("thread/create", {"title": "t", "cwd": str(work)})
         started = client.call(
             "thread/continue",

@@ -26,6 +26,8 @@ from polling import wait_for
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
 
+pytestmark = pytest.mark.both_stores
+
 ROOT_LINE = re.compile(r"root #(\d+) of (thread_[0-9a-z]+) (\w+)")
 
 

@@ -2,18 +2,18 @@
 
 Every test drives a real daemon over its socket; runs use the `command` runtime, so a root is
 a shell script that may pin (`alp context pin …` from inside the run) and then exits. Attacks
-on stored state go straight at the SQLite file with `sqlite3`, as an attacker with the user's
-file access would.
+on stored state go straight at the database (SQLite's file, or the PostgreSQL database: the
+module runs on both stores), as an attacker with the user's access would.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shlex
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -25,9 +25,12 @@ import pytest
 import rfc8785
 from daemons import StartAlpd
 from polling import wait_for
+from store_access import raw_db
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
+
+pytestmark = pytest.mark.both_stores
 
 POWERFUL_CONFIG = """
 [agents.powerful]
@@ -103,10 +106,9 @@ def jcs_digest(value: Any) -> str:
     return "sha256:" + hashlib.sha256(rfc8785.dumps(value)).hexdigest()
 
 
-def db(d: DaemonProcess) -> sqlite3.Connection:
-    conn = sqlite3.connect(d.home / "alp.db", timeout=10, isolation_level=None)
-    conn.execute("PRAGMA busy_timeout = 10000")
-    return conn
+def db(d: DaemonProcess) -> contextlib.AbstractContextManager[Any]:
+    """The daemon's database, SQLite's file or PostgreSQL's (tests/store_access.py)."""
+    return raw_db(d)
 
 
 def pin_script(*pins: tuple[str, str]) -> str:

@@ -1,0 +1,136 @@
+"""`history/search` on PostgreSQL (docs/many-machines.md): the statements and snippets that
+differ from SQLite's FTS5 ones in `alpd.store.history.search`.
+
+* `words`: the GIN index of `search_words` over `alp_words(body)` (the schema's: the body
+  folded, cut into runs of letters and digits as unicode61 cuts it), the query's FTS5 literals
+  as a `to_tsquery` (`tsquery_text`), best `ts_rank` first; the snippet is made here from the
+  document as stored (`words_snippet`), the matched words marked as FTS5's `snippet()` marks
+  them (PostgreSQL's `ts_headline` would not mark `Đường` for `duong`).
+* `trigram`: every term a substring (`LIKE`, ILIKE once translated) of the CJK-like documents
+  of `search_cjk`, through its pg_trgm GIN index; newest first, snippets as the LIKE search's.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final
+
+from alpd.store.entry_rows import fold_text
+from alpd.store.history.search import (
+    HIT_COLUMNS,
+    HIT_JOINS,
+    LIKE_CONTEXT_CHARS,
+    SNIPPET_TOKENS,
+    Params,
+    SearchQuery,
+    like_pattern,
+)
+from protocol import messages as m
+
+__all__ = ["search_sql_postgres", "tsquery_text", "words_snippet"]
+
+
+def search_sql_postgres(
+    params: m.HistorySearchParams, query: SearchQuery, filters: str, p: Params
+) -> str:
+    """The statement of a `words` or `trigram` query (`like` is the same on both)."""
+    if query.index == "trigram":
+        return _trigram_sql(query.terms, filters, p, params.limit)
+    return _ranked_sql(filters, p, query.expression, params.limit)
+
+
+def _ranked_sql(filters: str, p: Params, expression: str, limit: int) -> str:
+    """`ranked_sql` on PostgreSQL: the GIN index of `search_words` (`alp_words`, the
+    schema's), `ts_rank` (higher is better: the score is its negation, so both backends order
+    ascending), and the document as stored, whose snippet `words_snippet` makes (PostgreSQL's
+    `ts_headline` would mark only what matches unfolded: not `Đường` for `duong`)."""
+    query = f"to_tsquery('simple', alp_fold({p('expression', tsquery_text(expression))}))"
+    return f"""
+    WITH page AS (
+        SELECT f.rowid AS doc, -ts_rank(alp_words(f.body), {query}) AS score
+        FROM search_words f {HIT_JOINS.format(doc="f.rowid")}
+        WHERE alp_words(f.body) @@ {query} AND {filters}
+        ORDER BY score, f.rowid LIMIT {p("limit", limit)}
+    )
+    SELECT page.doc, page.score, s.body AS words_body, {HIT_COLUMNS}
+    FROM page JOIN search_docs s ON s.id = page.doc
+    {HIT_JOINS.format(doc="page.doc")}
+    ORDER BY page.score, page.doc
+    """
+
+
+def tsquery_text(expression: str) -> str:
+    """A `SearchQuery.expression` (FTS5 string literals, each a phrase, `*` after one a
+    prefix) as `to_tsquery` text: each literal's words (runs of letters and digits, as
+    `alp_words` cuts the documents) joined by `<->`, the literals by `&`. Only letters and
+    digits reach it, so no input is read as tsquery syntax."""
+    literals = []
+    for literal, prefix in _FTS_LITERAL.findall(expression):
+        words = _WORD.findall(literal.replace('""', '"'))
+        if words:
+            quoted = [f"'{word}'" for word in words]
+            if prefix:
+                quoted[-1] += ":*"
+            literals.append(" <-> ".join(quoted))
+    # no word at all: an empty query, which matches nothing
+    return " & ".join(literals)
+
+
+_FTS_LITERAL: Final = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+_WORD: Final = re.compile(r"[^\W_]+")
+
+
+def _query_words(expression: str) -> list[tuple[str, bool]]:
+    """The folded words of an expression, each with whether it is a prefix."""
+    found: list[tuple[str, bool]] = []
+    for literal, prefix in _FTS_LITERAL.findall(expression):
+        words = [_folded(word) for word in _WORD.findall(literal.replace('""', '"'))]
+        found += [(word, bool(prefix) and i == len(words) - 1) for i, word in enumerate(words)]
+    return found
+
+
+def _folded(word: str) -> str:
+    """A word as unicode61 with remove_diacritics 2 indexes it: folded, lower case, no marks."""
+    decomposed = unicodedata.normalize("NFKD", fold_text(word).lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def words_snippet(body: str, expression: str, start: str, end: str) -> str:
+    """FTS5's `snippet()` for PostgreSQL's rows: about `SNIPPET_TOKENS` words of `body` from
+    a little before the first word the query matched, every matched word marked as stored."""
+    wanted = _query_words(expression)
+    spans = [match.span() for match in _WORD.finditer(body)]
+
+    def matches(at: int) -> bool:
+        word = _folded(body[spans[at][0] : spans[at][1]])
+        return any(word.startswith(w) if prefix else word == w for w, prefix in wanted)
+
+    hit = [i for i in range(len(spans)) if matches(i)]
+    if not spans:
+        return body[: LIKE_CONTEXT_CHARS * 2]
+    first = max(0, (hit[0] if hit else 0) - SNIPPET_TOKENS // 4)
+    last = min(len(spans), first + SNIPPET_TOKENS) - 1
+    left, right = spans[first][0], spans[last][1]
+    pieces, at = [], left
+    for i in (i for i in hit if first <= i <= last):
+        pieces += [body[at : spans[i][0]], start, body[spans[i][0] : spans[i][1]], end]
+        at = spans[i][1]
+    pieces.append(body[at:right])
+    return ("…" if first else "") + "".join(pieces) + ("…" if last < len(spans) - 1 else "")
+
+
+def _trigram_sql(terms: tuple[str, ...], filters: str, p: Params, limit: int) -> str:
+    """The trigram search on PostgreSQL: every term a substring of the document, through the
+    pg_trgm GIN index of `search_cjk`; newest first, snippets made from the body
+    (`like_snippet`), as the LIKE search's."""
+    likes = " AND ".join(
+        f"c.body LIKE {p(f'like{i}', like_pattern(term))} ESCAPE '\\'"
+        for i, term in enumerate(terms)
+    )
+    return f"""
+    SELECT c.rowid AS doc, 0.0 AS score, c.body AS body, {HIT_COLUMNS}
+    FROM search_cjk c {HIT_JOINS.format(doc="c.rowid")}
+    WHERE {likes} AND {filters}
+    ORDER BY coalesce(h.ts, t.updated_at) DESC, c.rowid DESC LIMIT {p("limit", limit)}
+    """

@@ -1,0 +1,137 @@
+"""The PostgreSQL store beside SQLite's (docs/many-machines.md): the same schema, the same
+refusals, and write units that never interleave, even from two hosts on one database."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psycopg
+import pytest
+from postgres_cluster import Cluster
+
+from alpd.store.db import DatabaseTooNew, DatabaseUnavailable, Store, open_store
+from alpd.store.migrations import LATEST_VERSION
+from alpd.store.postgres.store import PostgresStore
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def url(postgres_cluster: Cluster) -> Any:
+    made = postgres_cluster.new_database()
+    yield made
+    postgres_cluster.drop_database(made)
+
+
+def _sqlite_columns(path: Path) -> dict[str, set[str]]:
+    with sqlite3.connect(path) as conn:
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' AND name NOT LIKE 'search_words_%' "
+                "AND name NOT LIKE 'search_cjk_%' AND name NOT LIKE 'memory_fts_%'"
+            )
+        ]
+        return {t: {row[1] for row in conn.execute(f"PRAGMA table_info({t})")} for t in tables}
+
+
+def test_the_postgresql_schema_has_every_table_and_column_of_sqlites(
+    url: str, tmp_path: Path
+) -> None:
+    async def make_sqlite() -> None:
+        await (await Store.open(tmp_path / "alp.db")).close()
+
+    anyio.run(make_sqlite)
+    expected = _sqlite_columns(tmp_path / "alp.db")
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = 'public'"
+        ).fetchall()
+    found: dict[str, set[str]] = {}
+    for table, column in rows:
+        found.setdefault(table, set()).add(column)
+    assert {t: found.get(t) for t in expected} == expected
+
+
+def test_an_immutable_record_is_refused_as_on_sqlite(url: str) -> None:
+    async def main() -> None:
+        store = await open_store(Path("/nonexistent"), url)
+        try:
+
+            async def rewrite(tx: Any) -> None:
+                await tx.execute("UPDATE history_digests SET since = 5")
+
+            with pytest.raises(sqlite3.IntegrityError, match="history_digests is immutable"):
+                await store.write(rewrite)
+            row = await store.fetchone("SELECT since FROM history_digests")
+            assert row is not None and row[0] == 1
+        finally:
+            await store.close()
+
+    anyio.run(main)
+
+
+def test_write_units_of_two_hosts_on_one_database_never_interleave(url: str) -> None:
+    """Each unit reads a value, yields to the loop, and writes it plus one: 2 × 40 units on
+    two stores (two hosts' alpd) lose no update, as the advisory write lock makes each unit
+    run alone (alpd.store.postgres.store)."""
+
+    async def main() -> None:
+        first, second = await PostgresStore.connect(url), await PostgresStore.connect(url)
+        try:
+
+            async def create(tx: Any) -> None:
+                await tx.execute(
+                    "INSERT INTO threads (id, owner_uid, workspace, status, revision, "
+                    "created_at, updated_at) VALUES ('t', 1, '/w', 'open', 1, 'a', 'a')"
+                )
+
+            await first.write(create)
+
+            async def bump(tx: Any) -> None:
+                async with tx.execute("SELECT revision FROM threads WHERE id = 't'") as cur:
+                    row = await cur.fetchone()
+                await anyio.sleep(0.001)
+                await tx.execute("UPDATE threads SET revision = ? WHERE id = 't'", (row[0] + 1,))
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(40):
+                    tg.start_soon(first.write, bump)
+                    tg.start_soon(second.write, bump)
+            row = await second.fetchone("SELECT revision FROM threads WHERE id = 't'")
+            assert row is not None and row[0] == 81
+        finally:
+            await first.close()
+            await second.close()
+
+    anyio.run(main)
+
+
+def test_a_database_of_a_newer_alp_is_refused(url: str) -> None:
+    with psycopg.connect(url) as conn:
+        conn.execute("UPDATE alp_schema SET version = %s", (LATEST_VERSION + 1,))
+
+    async def main() -> None:
+        with pytest.raises(DatabaseTooNew, match="upgrade alp"):
+            await PostgresStore.connect(url)
+
+    anyio.run(main)
+
+
+def test_an_unreachable_database_is_unavailable_and_its_password_never_shown(
+    postgres_cluster: Cluster,
+) -> None:
+    url = f"postgresql://alp:hunter2@/nowhere?host={postgres_cluster.socket_dir}/missing"
+
+    async def main() -> None:
+        with pytest.raises(DatabaseUnavailable) as info:
+            await PostgresStore.connect(url)
+        assert "hunter2" not in str(info.value)
+        assert "[store] url" in str(info.value)
+
+    anyio.run(main)

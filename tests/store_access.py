@@ -1,0 +1,60 @@
+"""A test's own connection to the database a daemon uses, whichever its backend: to read what
+alpd stored, or to tamper with it as an attacker with the user's rights would.
+
+`raw_db(d)` is a `sqlite3.Connection` on SQLite, and on PostgreSQL the same few calls
+(`execute(sql, params).fetchone()` …) with SQLite's SQL translated
+(`alpd.store.postgres.connection.SqliteLike`), in autocommit; `DROP TRIGGER name` finds the
+trigger's table, which PostgreSQL's statement needs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from alpd.testing.daemon import DaemonProcess
+
+__all__ = ["raw_db"]
+
+_DROP_TRIGGER = re.compile(r"^\s*DROP TRIGGER (\w+)\s*$", re.IGNORECASE)
+
+
+class _PostgresTamperer:
+    def __init__(self, conn: Any):
+        from alpd.store.postgres.connection import SqliteLike
+
+        self.pg = conn
+        self._conn = SqliteLike(conn)
+
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
+        drop = _DROP_TRIGGER.match(sql)
+        if drop:
+            table = self.pg.execute(
+                "SELECT tgrelid::regclass::text FROM pg_trigger WHERE tgname = %s",
+                (drop.group(1),),
+            ).fetchone()[0]
+            sql = f"DROP TRIGGER {drop.group(1)} ON {table}"
+        return self._conn.execute(sql, params)
+
+
+@contextlib.contextmanager
+def raw_db(d: DaemonProcess) -> Iterator[Any]:
+    url = d.env.get("ALP_STORE_URL")
+    if url is None:
+        conn = sqlite3.connect(d.home / "alp.db", timeout=10, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout = 10000")
+        try:
+            yield conn
+        finally:
+            conn.close()
+        return
+    import psycopg
+
+    from alpd.store.postgres.connection import configure
+
+    with psycopg.connect(url, autocommit=True, cursor_factory=psycopg.ClientCursor) as pg:
+        configure(pg)
+        yield _PostgresTamperer(pg)
