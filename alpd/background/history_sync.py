@@ -1,10 +1,11 @@
 """The history sync worker: one task of the daemon's task group.
 
 It wakes when a settle queues an execution (`HistoryService.after_settle`) and otherwise
-every `interval` seconds, and runs `HistoryService.tick`: queued executions, every running
-execution with a transcript (so a long run's entries are searchable before it settles),
-settled executions whose first sync a crash interrupted, and stale thread documents. A
-failing pass is logged and reported in `daemon/status`, never fatal.
+every `interval` seconds (every `LIVE_INTERVAL` while someone reads a running root live),
+and runs `HistoryService.tick`: queued executions, every running execution with a
+transcript (so a long run's entries are searchable before it settles), settled executions
+whose first sync a crash interrupted, and stale thread documents. A failing pass is logged
+and reported in `daemon/status`, never fatal.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from protocol import messages as m
 __all__ = ["DEFAULT_INTERVAL", "run_history_sync"]
 
 DEFAULT_INTERVAL = 1.0
+#: the pause between passes while a running root's transcript is read live (a new line
+#: reaches the reader in about half of this plus the pass, instead of half a second)
+LIVE_INTERVAL = 0.25
 
 log = structlog.get_logger("alpd.history")
 
@@ -34,7 +38,9 @@ async def run_history_sync(
     """`copied` is called after a pass that copied entries (the meaning index wakes)."""
     total = 0
     while True:
-        with anyio.move_on_after(interval):
+        with anyio.move_on_after(
+            min(interval, LIVE_INTERVAL) if history.watched_live() else interval
+        ):
             await history.wakeup.wait()
         history.wakeup = anyio.Event()
         try:

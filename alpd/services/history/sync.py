@@ -54,6 +54,8 @@ class HistoryService:
         self._locks: dict[str, anyio.Lock] = {}
         self._functions_ready = False
         self.pending: set[str] = set()
+        #: running executions with a transcript at the last pass
+        self.running = 0
         self.wakeup = anyio.Event()
         #: reads the transcripts of an import in a process of its own
         self.reader = TranscriptReader()
@@ -164,6 +166,7 @@ class HistoryService:
         queued = sorted(self.pending)
         self.pending.clear()
         running = await running_with_transcript(self.d.store)
+        self.running = len(running)
         unfinished = await unfinished_first_syncs(self.d.store, RESUME_PER_TICK)
         ids = dict.fromkeys([*queued, *running, *unfinished])
         added = 0
@@ -180,6 +183,11 @@ class HistoryService:
         if self.reader.idle():
             await anyio.to_thread.run_sync(self.reader.stop_if_idle)
         return added
+
+    def watched_live(self) -> bool:
+        """Whether a run's transcript is growing while someone reads the thread live: the
+        background pass then comes sooner, so a new line reaches them well within a second."""
+        return self.running > 0 and self.d.events.wanted("thread/transcript", None)
 
     # progress
 
