@@ -12,10 +12,11 @@ __all__ = ["due_schedules", "firing_schedules", "next_fire_at"]
 
 def _of_host(host_id: str | None) -> tuple[str, tuple[str, ...]]:
     """The condition (and its parameter) keeping the schedules host `host_id` fires (None:
-    every one: a daemon without hosts)."""
+    every one: a daemon without hosts). A schedule with no host (written by a path that did
+    not name one) is anybody's: the fire's transaction lets one host fire it."""
     if host_id is None:
         return "", ()
-    return " AND host_id = ?", (host_id,)
+    return " AND (host_id IS NULL OR host_id = ?)", (host_id,)
 
 
 async def firing_schedules(store: Store, host_id: str | None = None) -> list[ScheduleRow]:

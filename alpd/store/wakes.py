@@ -16,8 +16,8 @@ async def insert_wake(tx: Tx, new: NewSchedule, reason: str, wake_of: str) -> bo
     cursor = await tx.execute(
         "INSERT INTO schedules (id, owner_uid, thread_id, rule, expression, timezone, "
         "anchor_at, prompt, agent, runtime, notify, catch_up, status, accounted_until, "
-        "next_fire_at, created_at, updated_at, reason, wake_of) "
-        "VALUES (?, ?, ?, 'at', ?, ?, ?, ?, ?, ?, ?, 'one', 'active', ?, ?, ?, ?, ?, ?) "
+        "next_fire_at, created_at, updated_at, reason, wake_of, host_id) "
+        "VALUES (?, ?, ?, 'at', ?, ?, ?, ?, ?, ?, ?, 'one', 'active', ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT DO NOTHING",
         (
             new.id,
@@ -36,6 +36,7 @@ async def insert_wake(tx: Tx, new: NewSchedule, reason: str, wake_of: str) -> bo
             new.at,
             reason,
             wake_of,
+            new.host_id,
         ),
     )
     return cursor.rowcount == 1

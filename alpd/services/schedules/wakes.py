@@ -133,6 +133,7 @@ class UsageLimitWakes:
             catch_up="one",
             next_fire_at=iso(at),
             at=now,
+            host_id=self.d.host_id,
         )
 
         async def unit(tx: Tx) -> bool:
