@@ -133,7 +133,7 @@ class UsageLimitWakes:
             catch_up="one",
             next_fire_at=iso(at),
             at=now,
-            host_id=self.d.host_id,
+            host_id=self.d.host_id,  # fired by this host, as a schedule made here
         )
 
         async def unit(tx: Tx) -> bool:

@@ -33,7 +33,8 @@ with (state / "prompts").open("a") as f:
 limited = int((state / "limited").read_text())
 print(json.dumps({{"type": "system", "subtype": "init"}}))
 if runs < limited:
-    reset = int(time.time()) + 2
+    delay = int((state / "delay").read_text()) if (state / "delay").exists() else 2
+    reset = int(time.time()) + delay
     text = "You've hit your 5-hour limit \\u00b7 resets 4:40am (UTC)"
     print(json.dumps({{"type": "assistant", "error": "rate_limit", "api_error_status": 429,
         "api_error": "usage_limit_reached",
@@ -133,15 +134,19 @@ def test_wakes_in_a_row_stop_at_the_cap(d: DaemonProcess, work: Path, state: Pat
 def test_a_wake_is_in_ps_and_schedule_list_and_rm_cancels_it(
     d: DaemonProcess, work: Path, state: Path
 ) -> None:
-    # the reset is 2 s on: a wake caught before it fires is removed
+    (state / "delay").write_text("600")  # the reset ten minutes on: caught before it fires
     thread_id, first = go(d, work)
     settled(d, first)
     [wake] = wait_for(lambda: wakes(d, thread_id), what="the wake")
+    assert wake["status"] == "active" and wake["nextFireAt"]
     listed = d.cli("schedule", "list")
     assert wake["id"] in listed.stdout and "usage limit reset" in listed.stdout, listed.stdout
+    shown = d.cli("schedule", "show", wake["id"])
+    assert first in shown.stdout and "usage limit" in shown.stdout, shown.stdout
     ps: Any = d.call("daemon/ps", {})
-    assert [s["reason"] for s in ps["schedules"] if s["id"] == wake["id"]] in ([], ["usage-limit"])
+    assert [s["reason"] for s in ps["schedules"] if s["id"] == wake["id"]] == ["usage-limit"]
     removed = d.cli("schedule", "rm", wake["id"])
-    if removed.returncode == 0 and len(roots(d, thread_id)) == 1:
-        d.call("daemon/sweep")
-        assert len(roots(d, thread_id)) == 1, "a removed wake fired"
+    assert removed.returncode == 0, removed.stderr
+    assert wakes(d, thread_id) == []
+    d.call("daemon/sweep")
+    assert len(roots(d, thread_id)) == 1
