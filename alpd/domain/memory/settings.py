@@ -4,8 +4,10 @@
     max_bytes = 2048     # the memory section of a new root's session context, in UTF-8
                          # bytes, heading included; 0 turns memory off for every root
 
-An agent opts out on its own with `memory = false` in its `[agents.NAME]` table. The key is
-snake_case, as docs/DESIGN fixed it (the older tables of the file are camelCase).
+An agent opts out on its own with `memory = false` in its `[agents.NAME]` table, or sets its
+own cap with `memory_max_bytes = N` there (0: none for its runs); `max_bytes = 0` here still
+turns memory off for every agent. The keys are snake_case, as docs/DESIGN fixed them (the
+older tables of the file are camelCase).
 """
 
 from __future__ import annotations
@@ -32,13 +34,24 @@ def parse_memory_settings(fail: Failer, table: object) -> MemorySettings:
     fields = table_of(fail, ("memory",), table)
     reject_unknown(fail, ("memory",), fields, MEMORY_KEYS)
     value = fields.get("max_bytes", DEFAULT_MAX_BYTES)
+    return MemorySettings(max_bytes=parse_max_bytes(fail, ("memory", "max_bytes"), value))
+
+
+def parse_max_bytes(fail: Failer, path: tuple[str, ...], value: object) -> int:
+    """A memory cap in bytes (`[memory] max_bytes`, `[agents.NAME] memory_max_bytes`)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BYTES_CEILING:
         fail(
-            ("memory", "max_bytes"),
-            f"memory.max_bytes must be a whole number of bytes from 0 (off) to "
+            path,
+            f"{'.'.join(path)} must be a whole number of bytes from 0 (off) to "
             f"{MAX_BYTES_CEILING}, not {value!r}",
         )
-    return MemorySettings(max_bytes=value)
+    return int(value)
 
 
-__all__ = ["DEFAULT_MAX_BYTES", "MEMORY_KEYS", "MemorySettings", "parse_memory_settings"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "MEMORY_KEYS",
+    "MemorySettings",
+    "parse_max_bytes",
+    "parse_memory_settings",
+]

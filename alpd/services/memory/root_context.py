@@ -1,7 +1,8 @@
 """The memory section a new root is given, and the record of it.
 
 Inside the unit that reserves the root (`alpd.services.runs.reserve`): unless `[memory]
-max_bytes` is 0 or the root's agent says `memory = false`, the thread's words (title,
+max_bytes` is 0 or the root's agent says `memory = false` (or `memory_max_bytes = 0`; a
+nonzero one is its cap in place of `[memory] max_bytes`), the thread's words (title,
 objective, pins, the last outcomes' summaries and the new root's prompt: `query_terms`) pick
 bounded candidates from the store (`alpd.store.memory.choose_candidates`, one hop), the
 domain ranks and caps them (`alpd.domain.memory.selection`), and each chosen memory's
@@ -74,7 +75,8 @@ async def memory_for_root(
     now: str,
 ) -> GivenMemory:
     """The memory section for a new root (module docstring)."""
-    if settings.max_bytes <= 0 or not agent.memory:
+    cap = settings.max_bytes if agent.memory_max_bytes is None else agent.memory_max_bytes
+    if settings.max_bytes <= 0 or not agent.memory or cap <= 0:
         return GivenMemory("", (), enabled=False)
     excluded: set[str] = set()
     while True:
@@ -85,7 +87,7 @@ async def memory_for_root(
         ) -> tuple[Candidate, ...]:
             nonlocal chosen
             kept = [c for c in pool if c.memory_id not in skip]
-            chosen = select_memories(kept, words, max_bytes=settings.max_bytes, now=now)
+            chosen = select_memories(kept, words, max_bytes=cap, now=now)
             return chosen.memories
 
         picked, chains = await memories.choose_candidates(tx, owner_uid, workspace, words, choose)

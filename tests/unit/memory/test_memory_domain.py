@@ -189,3 +189,20 @@ def test_cited_entries_are_digested_and_a_memory_citing_none_digests_as_before()
     raw["provenance"]["historyEntryIds"] = [7]
     with pytest.raises(MemoryTampered):
         verify_chain([msgspec.convert(raw, MemoryVersion)], [version_digest(cited)])
+
+
+def test_an_agents_memory_cap_is_parsed_and_bounded() -> None:
+    from alpd.domain.config_fields import ConfigError
+    from alpd.domain.runs.agents import parse_agents_config
+
+    config = parse_agents_config(
+        '[agents.a]\nruntime = "claude"\nmemory_max_bytes = 4096\n', source="c.toml"
+    )
+    assert config.agents["a"].memory_max_bytes == 4096
+    assert config.agents["claude"].memory_max_bytes is None
+    for bad in ("-1", "70000", '"2KB"', "true"):
+        with pytest.raises(ConfigError, match=r"agents\.a\.memory_max_bytes must be") as refused:
+            parse_agents_config(
+                f'[agents.a]\nruntime = "claude"\nmemory_max_bytes = {bad}\n', source="c.toml"
+            )
+        assert refused.value.line == 3
