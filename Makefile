@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,semantic]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,semantic,channels]'
 	touch $(STAMP)
 
 ## .venv/ with alp installed in it (editable), nothing else

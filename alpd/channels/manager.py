@@ -55,6 +55,24 @@ SLOW_RETRY: Final = 60.0
 STEADY_SECONDS: Final = 60.0
 OUTBOX_SECONDS: Final = 1.0
 CHANNELS: Final = ("telegram", "wechat")
+#: the distribution that provides each module the chat doors import (the `channels` extra)
+CHANNEL_DISTRIBUTIONS: Final = {
+    "telegram": "python-telegram-bot",
+    "httpx": "httpx",
+    "cryptography": "cryptography",
+}
+
+
+def missing_dependency(channel: str, exc: ModuleNotFoundError) -> str:
+    """What to say when a chat door's library is not installed: what, and how to install it."""
+    module = (exc.name or "").split(".")[0]
+    what = CHANNEL_DISTRIBUTIONS.get(module, module or "a library it needs")
+    return (
+        f"the {channel} door needs {what}, which is not installed: install alp with its "
+        "channels extra, pip install 'alp[channels]', "
+        "then restart alpd"
+    )
+
 
 log = structlog.get_logger("alpd.channels")
 
@@ -104,16 +122,19 @@ class Channels:
 
     def _make(self, name: str) -> Channel:
         settings = self._settings()
-        if name == "telegram" and settings.telegram is not None:
-            from alpd.channels.secrets_file import read_secret
-            from alpd.channels.telegram import TelegramChannel
+        try:
+            if name == "telegram" and settings.telegram is not None:
+                from alpd.channels.secrets_file import read_secret
+                from alpd.channels.telegram import TelegramChannel
 
-            token = read_secret(settings.telegram.token_file, "ALP_TELEGRAM_TOKEN")
-            return TelegramChannel(self.d, token, settings.telegram.api_url)
-        if name == "wechat" and settings.wechat is not None:
-            from alpd.channels.wecom import WecomChannel
+                token = read_secret(settings.telegram.token_file, "ALP_TELEGRAM_TOKEN")
+                return TelegramChannel(self.d, token, settings.telegram.api_url)
+            if name == "wechat" and settings.wechat is not None:
+                from alpd.channels.wecom import WecomChannel
 
-            return WecomChannel(settings.wechat)
+                return WecomChannel(settings.wechat)
+        except ModuleNotFoundError as exc:
+            raise ChannelBroken(missing_dependency(name, exc)) from exc
         raise ChannelBroken(f"[channels.{name}] is not in config.toml")
 
     async def _keep(self, name: str) -> None:
