@@ -11,12 +11,19 @@ always warm. Figure: the p50 of the continue with memory minus the p50 without, 
 measured in this run on the same database. Goal: under 10 ms. Beside it, for information,
 alpd's own CPU time per continue (from /proc, in clock ticks of 10 ms: a mean over many
 rounds), which a loaded machine does not stretch as it stretches wall time.
+
+The figure is only worth something if memories were chosen: after the rounds, every root of
+`recall` must have been given at least one memory and a nonempty section, and no root of
+`plain` any (read from `root_memories` in alpd's database); otherwise the bench fails. The
+mean number of memories given, and the section's size, are printed beside the figures.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -63,8 +70,8 @@ def cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def continue_ms(d: object, thread_id: str, workspace: Path, agent: str) -> tuple[float, float]:
-    """The wall time of one continue, and alpd's CPU time during it."""
+def continue_ms(d: object, thread_id: str, workspace: Path, agent: str) -> tuple[float, float, str]:
+    """The wall time of one continue, alpd's CPU time during it, and the root's id."""
     pid = d.pid  # type: ignore[attr-defined]
     with d.client() as client:  # type: ignore[attr-defined]
         params = {"threadId": thread_id, "agent": agent, "args": ["true"], "cwd": str(workspace),
@@ -78,7 +85,29 @@ def continue_ms(d: object, thread_id: str, workspace: Path, agent: str) -> tuple
             "execution/settle",
             {"executionId": result["execution"]["id"], "outcome": "completed", "exitCode": 0},
         )
-    return elapsed, cpu
+    return elapsed, cpu, str(result["execution"]["id"])
+
+
+def given(home: Path, roots: dict[str, list[str]]) -> tuple[float, float]:
+    """The mean memories and section bytes given to `recall`'s roots; fails unless each of
+    them was given some and no root of `plain` was given any."""
+    conn = sqlite3.connect(f"file:{home / 'alp.db'}?mode=ro", uri=True)
+    try:
+        rows = dict(
+            (row[0], (len(json.loads(row[1])), int(row[2])))
+            for row in conn.execute("SELECT execution_id, versions, bytes FROM root_memories")
+        )
+    finally:
+        conn.close()
+    recall = [rows.get(root, (0, 0)) for root in roots["recall"]]
+    if not recall or any(count == 0 or size == 0 for count, size in recall):
+        raise RuntimeError(f"a root with memory was given none: {recall}")
+    if any(rows.get(root, (0, 0))[0] for root in roots["plain"]):
+        raise RuntimeError("a root without memory was given some")
+    return (
+        statistics.mean(count for count, _ in recall),
+        statistics.mean(size for _, size in recall),
+    )
 
 
 def run() -> list[Result]:
@@ -94,18 +123,29 @@ def run() -> list[Result]:
             ]
             timings: dict[str, list[float]] = {"recall": [], "plain": []}
             cpu: dict[str, list[float]] = {"recall": [], "plain": []}
+            roots: dict[str, list[str]] = {"recall": [], "plain": []}
             for agent in ("recall", "plain"):  # warm both paths
                 continue_ms(d, thread_id, workspace, agent)
             for number in range(ROUNDS):
                 order = ("recall", "plain") if number % 2 == 0 else ("plain", "recall")
                 for agent in order:
-                    wall, used = continue_ms(d, thread_id, workspace, agent)
+                    wall, used, root = continue_ms(d, thread_id, workspace, agent)
                     timings[agent].append(wall)
                     cpu[agent].append(used)
+                    roots[agent].append(root)
+            count, size = given(d.home, roots)
     with_memory = statistics.median(timings["recall"])
     without = statistics.median(timings["plain"])
     cpu_with, cpu_without = (statistics.mean(cpu[agent]) for agent in ("recall", "plain"))
     return [
+        Result(
+            f"memories given per root with memory (mean; {size:.0f} bytes)",
+            count,
+            "memories",
+            None,
+            None,
+            "",
+        ),
         Result(
             "alpd CPU per continue with those memories vs without (mean; clock ticks)",
             cpu_with,
