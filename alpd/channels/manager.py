@@ -131,8 +131,9 @@ class Channels:
                 return TelegramChannel(self.d, token, settings.telegram.api_url)
             if name == "wechat" and settings.wechat is not None:
                 from alpd.channels.wecom import WecomChannel
+                from alpd.services.channels.seen import SeenKeys
 
-                return WecomChannel(settings.wechat)
+                return WecomChannel(settings.wechat, SeenKeys(self.d, "wechat"))
         except ModuleNotFoundError as exc:
             raise ChannelBroken(missing_dependency(name, exc)) from exc
         raise ChannelBroken(f"[channels.{name}] is not in config.toml")

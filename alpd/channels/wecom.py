@@ -21,7 +21,9 @@ nonce once), the AES envelope and its receive id (our corp id), then the agent i
 refused is answered 403 and logged with its reason, at most once a minute. Accepted messages
 from senders `screen` does not admit are dropped there (no queue, no write); the rest go,
 in order, through a bounded queue to `received`; a message id seen in the last
-`SEEN_MESSAGES` is not handled again (WeCom retries a callback that took over 5 s).
+`SEEN_MESSAGES` is not handled again (WeCom retries a callback that took over 5 s). The
+nonces and message ids are also kept in the database (`alpd.services.channels.seen`), so a
+replay or a retry right after a restart is refused too.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from alpd.channels.door import (
 from alpd.channels.secrets_file import read_secret
 from alpd.channels.wecom_crypto import Refused, ReplayGuard, WecomCrypto
 from alpd.domain.channel_settings import WechatSettings
+from alpd.services.channels.seen import MESSAGE_SECONDS, SeenKeys
 
 #: WeCom's limit for a text message is 2,048 bytes; `send` cuts by bytes, this by characters
 TEXT_LIMIT: Final = 2000
@@ -94,8 +97,10 @@ class WecomChannel:
     name = "wechat"
     text_limit = TEXT_LIMIT
 
-    def __init__(self, settings: WechatSettings) -> None:
+    def __init__(self, settings: WechatSettings, seen: SeenKeys | None = None) -> None:
         self.settings = settings
+        #: the nonces and message ids seen, kept across restarts (None: in memory only)
+        self.seen = seen
         self._secret = read_secret(settings.secret_file, "ALP_WECOM_SECRET")
         token = read_secret(settings.token_file, "ALP_WECOM_TOKEN")
         try:
@@ -157,16 +162,16 @@ class WecomChannel:
         try:
             if request.method == "GET":
                 echo = query.get("echostr", "")
-                self._check(signature, timestamp, nonce, echo)
+                await self._check(signature, timestamp, nonce, echo)
                 return PlainTextResponse(self.crypto.decrypt(echo))
             body = await _body(request)
             encrypt = _field(_xml(body), "Encrypt")
-            self._check(signature, timestamp, nonce, encrypt)
+            await self._check(signature, timestamp, nonce, encrypt)
             message = _xml(self.crypto.decrypt(encrypt).encode())
         except Refused as exc:
             self._refused(request, str(exc))
             return PlainTextResponse("refused", status_code=403)
-        incoming = self._incoming(message)
+        incoming = await self._incoming(message)
         if incoming is not None and self._screen(incoming):
             try:
                 self._send.send_nowait(incoming)
@@ -174,11 +179,16 @@ class WecomChannel:
                 return PlainTextResponse("busy", status_code=503)
         return PlainTextResponse("")
 
-    def _check(self, signature: str, timestamp: str, nonce: str, encrypt: str) -> None:
+    async def _check(self, signature: str, timestamp: str, nonce: str, encrypt: str) -> None:
         if not encrypt:
             raise Refused("no ciphertext")
         self.crypto.verify(signature, timestamp, nonce, encrypt)
         self.replay.check(timestamp, nonce, time.time())
+        # the window's nonces kept across a restart too: a replay right after one is refused
+        if self.seen is not None and not await self.seen.first_time(
+            f"n:{nonce}", 2 * self.replay.window
+        ):
+            raise Refused("the nonce was seen before (a replay)")
 
     def _refused(self, request: Request, reason: str) -> None:
         self.refused += 1
@@ -189,7 +199,7 @@ class WecomChannel:
             log.warning("wecom_callback_refused", reason=reason, client=client,
                         refused_so_far=self.refused)  # fmt: skip
 
-    def _incoming(self, message: ET.Element) -> Incoming | None:
+    async def _incoming(self, message: ET.Element) -> Incoming | None:
         """A person's text or button press for our app; None for anything else."""
         agent = message.findtext("AgentID")
         if agent is not None and agent.strip() != str(self.settings.agent_id):
@@ -200,12 +210,12 @@ class WecomChannel:
         kind = message.findtext("MsgType")
         if kind == "text":
             key = message.findtext("MsgId") or ""
-            if key and self._seen_before(f"m:{key}"):
+            if key and await self._seen_before(f"m:{key}"):
                 return None
             return Incoming(sender=sender, chat=sender, text=message.findtext("Content") or "")
         if kind == "event" and message.findtext("Event") == "template_card_event":
             code = message.findtext("ResponseCode") or ""
-            if code and self._seen_before(f"r:{code}"):
+            if code and await self._seen_before(f"r:{code}"):
                 return None
             return Incoming(
                 sender=sender,
@@ -215,13 +225,14 @@ class WecomChannel:
             )
         return None
 
-    def _seen_before(self, key: str) -> bool:
+    async def _seen_before(self, key: str) -> bool:
         if key in self._seen:
             return True
         self._seen[key] = None
         while len(self._seen) > SEEN_MESSAGES:
             self._seen.popitem(last=False)
-        return False
+        # … and across a restart (alpd.services.channels.seen)
+        return self.seen is not None and not await self.seen.first_time(key, MESSAGE_SECONDS)
 
     # sending
 

@@ -1,5 +1,6 @@
-"""SQL over the chat doors' state (migrations V22, V26): poll cursors, paired senders, each
-chat's thread, the one-time nonces of approval buttons, and the threads muted for notices.
+"""SQL over the chat doors' state (migrations V22, V26, V29): poll cursors, paired senders,
+each chat's thread, the one-time nonces of approval buttons, the threads muted for notices,
+and what a channel has seen (a callback's nonce, a message id) kept across restarts.
 
 The channels service (`alpd.services.channels`) decides; these functions say what is read
 or written. A nonce is answered at most once (`answer_prompt` updates only an unanswered
@@ -21,6 +22,7 @@ __all__ = [
     "chat_thread",
     "delete_sender",
     "insert_prompt",
+    "mark_seen",
     "mute_thread",
     "muted_kinds",
     "mutes",
@@ -208,3 +210,21 @@ async def mutes(store: Store, owner_uid: int, limit: int) -> list[MuteRow]:
         (owner_uid, limit),
     )
     return [MuteRow(r["thread_id"], r["title"], tuple(sorted(r["kinds"].split(",")))) for r in rows]
+
+
+async def mark_seen(tx: Tx, channel: str, key: str, until: float, now: float, most: int) -> bool:
+    """Whether `key` is new to `channel` (then it is kept until `until`): what expired is
+    forgotten first, and beyond `most` keys the ones to be forgotten soonest go."""
+    await tx.execute("DELETE FROM channel_seen WHERE channel = ? AND until < ?", (channel, now))
+    async with tx.execute(
+        "INSERT INTO channel_seen (channel, key, until) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        (channel, key, until),
+    ) as cursor:
+        new = cursor.rowcount == 1
+    if new:
+        await tx.execute(
+            "DELETE FROM channel_seen WHERE channel = ? AND key IN (SELECT key FROM channel_seen "
+            "WHERE channel = ? ORDER BY until DESC, key LIMIT -1 OFFSET ?)",
+            (channel, channel, most),
+        )
+    return new

@@ -897,6 +897,21 @@ V28_HOSTS: Final = (
     "CREATE INDEX executions_unsettled_host ON executions (host_id) WHERE status != 'settled'",
 )
 
+# What a channel has seen, kept across restarts (issue 23, point 3): a WeCom callback's nonce
+# (a replay after a restart is refused) and a message id (a retried message is not handled
+# twice). Each key may be forgotten after `until` (epoch seconds); bounded per channel.
+V29_CHANNEL_SEEN: Final = (
+    """
+    CREATE TABLE channel_seen (
+        channel TEXT NOT NULL,
+        key     TEXT NOT NULL,
+        until   REAL NOT NULL,
+        PRIMARY KEY (channel, key)
+    ) STRICT, WITHOUT ROWID
+    """,
+    "CREATE INDEX channel_seen_until ON channel_seen (channel, until)",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -926,6 +941,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V26_BUDGETS,
     V27_REPORT_DESTINATIONS,
     V28_HOSTS,
+    V29_CHANNEL_SEEN,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

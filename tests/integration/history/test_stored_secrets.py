@@ -193,6 +193,8 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("channel_prompts", "created_at"): _TIME,
     ("channel_prompts", "answered_at"): _TIME,
     ("channel_prompts", "answer"): _ENUM,
+    ("channel_seen", "channel"): _ENUM,
+    ("channel_seen", "key"): "a WeCom callback's nonce or message id, prefixed by its kind",
     ("search_units", "execution_id"): _ID,
     ("search_units", "role"): _ENUM,
     ("search_chunks", "digest"): _DIGEST,
