@@ -5,13 +5,15 @@ silences a sender; a token file others may read is refused with what to do."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-from daemons import StartAlpd, roots, settled
+from daemons import StartAlpd, roots, settled, starter
 from fake_telegram import FakeBotApi, fake_bot_api
 from polling import wait_for
 from telegram_setup import (
+    CONFIG,
     OWNER,
     channel_state,
     config,
@@ -140,3 +142,42 @@ def test_a_token_file_others_may_read_is_refused(
     assert f"{path} may be read by others (mode 644)" in detail
     assert f"chmod 600 {path}" in detail and api.token not in detail
     assert api.token not in d.log_text()
+
+
+def test_another_poller_is_refused_and_a_lost_network_backs_off(
+    start_alpd: StartAlpd, api: FakeBotApi, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The fake's 409 switch (what Telegram answers while another poller holds the token):
+    the door says `refused` and why; an API it cannot reach: `backing-off`, each wait
+    longer than the one before (1, 2, 4 s …)."""
+    path = token_file(tmp_path, api.token)
+    d = start_alpd(config(path, api))
+    polling(d)
+    api.conflict = True
+    refused = wait_for(lambda: (s := channel_state(d))["state"] == "refused" and s)
+    assert "another poller or a webhook uses this bot (409 Conflict)" in str(refused["detail"])
+    assert "again in 60 s" in str(refused["detail"])
+
+    other = tmp_path_factory.mktemp("lost")
+    with ExitStack() as stack:  # another bot, whose API cannot be reached
+        dead = CONFIG.format(
+            token_file=token_file(other, new_token()), api_url="http://127.0.0.1:9"
+        )
+        lost = starter(other, stack)(dead)
+        back_offs(lost)
+
+
+def back_offs(lost: DaemonProcess) -> None:
+    waits: list[int] = []
+
+    def grown() -> bool:
+        state = channel_state(lost)
+        detail = str(state.get("detail") or "")
+        if state["state"] == "backing-off" and "again in " in detail:
+            seconds = int(detail.rsplit("again in ", 1)[1].split()[0])
+            if not waits or waits[-1] != seconds:
+                waits.append(seconds)
+        return len(waits) >= 3
+
+    wait_for(grown, what="three back-offs", timeout=30)
+    assert waits[:3] == [1, 2, 4], waits
