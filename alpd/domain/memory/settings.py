@@ -12,6 +12,7 @@ older tables of the file are camelCase).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 import msgspec
@@ -37,6 +38,14 @@ def parse_memory_settings(fail: Failer, table: object) -> MemorySettings:
     return MemorySettings(max_bytes=parse_max_bytes(fail, ("memory", "max_bytes"), value))
 
 
+def agent_memory_cap(
+    fail: Failer, path: tuple[str, ...], fields: Mapping[str, object]
+) -> int | None:
+    """`[agents.NAME] memory_max_bytes`: the agent's own cap (None: `[memory] max_bytes`)."""
+    value = fields.get("memory_max_bytes")
+    return None if value is None else parse_max_bytes(fail, (*path, "memory_max_bytes"), value)
+
+
 def parse_max_bytes(fail: Failer, path: tuple[str, ...], value: object) -> int:
     """A memory cap in bytes (`[memory] max_bytes`, `[agents.NAME] memory_max_bytes`)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BYTES_CEILING:
@@ -52,6 +61,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "MEMORY_KEYS",
     "MemorySettings",
+    "agent_memory_cap",
     "parse_max_bytes",
     "parse_memory_settings",
 ]

@@ -19,7 +19,6 @@ Config format (keys are camelCase, like the wire)::
     model = "sonnet"
     recap = false                      # its runs open without the thread's recap (default true)
     memory = false                     # its runs open without memory (default true)
-    memory_max_bytes = 4096            # its own cap on that section ([memory] max_bytes if unset)
     timeout = "30m"                    # a run longer than this is ended: `timed-out`
     budget_usd = 5.0                   # a run costing this much is ended: `budget-exceeded`
     budget_tokens = 2000000            # … or using this many tokens (input + output + cache)
@@ -77,7 +76,7 @@ from alpd.domain.config_fields import (
 from alpd.domain.conversation.guards import LIMIT_KEYS, GuardLimits
 from alpd.domain.history.search_settings import SearchSettings, parse_search_settings
 from alpd.domain.hosts.lease import HostSettings, parse_host_settings
-from alpd.domain.memory.settings import MemorySettings, parse_max_bytes, parse_memory_settings
+from alpd.domain.memory.settings import MemorySettings, agent_memory_cap, parse_memory_settings
 from alpd.domain.recap.config import RecapSettings, parse_recap_settings
 from alpd.domain.runs.limits import (
     RunLimits,
@@ -133,7 +132,7 @@ class AgentDefinition(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
     recap: bool = True
     #: whether its runs open with memory across threads (work state, never authority)
     memory: bool = True
-    #: its own cap on the memory section, in bytes (None: `[memory] max_bytes`)
+    #: its own cap on the memory section, bytes (`memory_max_bytes`; None: `[memory] max_bytes`)
     memory_max_bytes: int | None = None
     #: its runs' time limit and cost cap (`timeout`, `budget_usd`), unless a request sets its own
     limits: RunLimits = RunLimits()
@@ -338,15 +337,10 @@ def _parse_agents(
             args=str_list(fail, path, fields, "args"),
             recap=bool_field(fail, path, fields, "recap", default=True),
             memory=bool_field(fail, path, fields, "memory", default=True),
-            memory_max_bytes=_memory_cap(fail, path, fields),
+            memory_max_bytes=agent_memory_cap(fail, path, fields),
             limits=_limits(fail, path, fields),
         )
     return agents
-
-
-def _memory_cap(fail: Failer, path: tuple[str, ...], fields: Mapping[str, object]) -> int | None:
-    value = fields.get("memory_max_bytes")
-    return None if value is None else parse_max_bytes(fail, (*path, "memory_max_bytes"), value)
 
 
 def _limits(fail: Failer, path: tuple[str, ...], fields: Mapping[str, object]) -> RunLimits:
