@@ -1,6 +1,6 @@
 """Reading a usage limit and its reset from the real CLIs' headless output
 (alpd/domain/budgets/usage_limit.py); the lines are the shapes Claude Code 2.1.328 and Codex
-0.169.0 printed against the scripted model server (tests/e2e/test_usage_limit_wake.py)."""
+0.169.0 printed against the scripted model server (tests/e2e/test_usage_limit_wake_runtimes.py)."""
 
 from __future__ import annotations
 
