@@ -27,7 +27,7 @@ from alpd.domain.hosts.lease import (
     may_take_over,
     renew_every,
 )
-from alpd.errors import HostLeaseLost
+from alpd.errors import HostLeaseLost, StorageFull
 from alpd.files import write_private_file
 from alpd.services.runs.executions import Executions
 from alpd.services.runs.reconcile import reconcile
@@ -91,8 +91,14 @@ class HostService:
             await store.adopt_unowned(tx, host_id, name)
             return None
 
-        loss = await self.d.store.write(unit)
         self.d.host_id, self.d.host_name = host_id, name
+        try:
+            loss = await self.d.store.write(unit)
+        except StorageFull:
+            # alpd still starts and serves reads on a full disk; the first renewal that has
+            # room writes the row (`renew` inserts a host it does not find).
+            log.warning("host_registration_deferred", host=host_id, reason="STORAGE_FULL")
+            return
         log.info("host_registered", host=host_id, name=name, lease_until=until)
         if loss is not None:
             self._say_lost(loss)
