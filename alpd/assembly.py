@@ -64,6 +64,7 @@ BACKGROUND_TASKS: Final = (
     "history-sync",
     "meaning-index",
     "delivery",
+    "budgets",
     "scheduler",
     "checkpoints",
     "hosts",
@@ -127,7 +128,7 @@ class Runtime:
         self.inbox = Inbox(self.delivery, self.proposals)
         self.reports = ReportService(self.history, self.delivery)
         self.executions.after_settle.append(self.reports.after_settle)
-        #: budgets of threads and schedules (docs/budgets.md): held by the reconciler's pass
+        #: budgets of threads and schedules (docs/budgets.md): held by their own loop
         self.budgets = BudgetService(self.executions)
         self.executions.after_settle.append(self.budgets.after_settle)
         self.recaps = RecapService(self.executions, self.history)
@@ -227,7 +228,6 @@ class Runtime:
             try:
                 settled = await reconcile(self.executions, None)
                 await enforce_limits(self.executions)
-                await self.budgets.enforce()
                 await self.executions.discover_native_sessions()
                 self.tasks["reconciler"] = m.TaskState(
                     name="reconciler",

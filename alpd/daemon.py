@@ -227,7 +227,8 @@ async def _serve(
                     runtime.history,
                     lambda state: runtime.tasks.__setitem__(state.name, state),
                     runtime.daemon.clock.now_iso,
-                    copied=lambda: runtime.meaning.wakeup.set(),
+                    copied=partial(_copied, runtime),
+                    hurry=lambda: runtime.budgets.holding,
                 )
             )
             tg.start_soon(
@@ -235,6 +236,9 @@ async def _serve(
                 runtime.meaning,
                 lambda state: runtime.tasks.__setitem__(state.name, state),
                 runtime.daemon.clock.now_iso,
+            )
+            tg.start_soon(
+                runtime.budgets.run, lambda state: runtime.tasks.__setitem__(state.name, state)
             )
             tg.start_soon(
                 runtime.delivery.run, lambda state: runtime.tasks.__setitem__(state.name, state)
@@ -315,6 +319,12 @@ async def _until_stopped(runtime: Runtime) -> None:
 
         waiting.start_soon(signals)
         waiting.start_soon(asked)
+
+
+def _copied(runtime: Runtime) -> None:
+    """A history sync copied entries: the meaning index has work, and spend may have moved."""
+    runtime.meaning.wakeup.set()
+    runtime.budgets.spent.set()
 
 
 async def _watchdog(notifier: Notifier, store: Store, interval: float) -> None:

@@ -1,7 +1,8 @@
 """The history sync worker: one task of the daemon's task group.
 
 It wakes when a settle queues an execution (`HistoryService.after_settle`) and otherwise
-every `interval` seconds (every `LIVE_INTERVAL` while someone reads a running root live),
+every `interval` seconds (every `LIVE_INTERVAL` while someone reads a running root live, or
+while `hurry` says so: a running root held by a budget, whose spend must be read soon),
 and runs `HistoryService.tick`: queued executions, every running execution with a
 transcript (so a long run's entries are searchable before it settles), settled executions
 whose first sync a crash interrupted, and stale thread documents. A failing pass is logged
@@ -34,12 +35,14 @@ async def run_history_sync(
     now: Callable[[], str],
     interval: float = DEFAULT_INTERVAL,
     copied: Callable[[], None] = lambda: None,
+    hurry: Callable[[], bool] = lambda: False,
 ) -> None:
-    """`copied` is called after a pass that copied entries (the meaning index wakes)."""
+    """`copied` is called after a pass that copied entries (the meaning index and the
+    budgets wake)."""
     total = 0
     while True:
         with anyio.move_on_after(
-            min(interval, LIVE_INTERVAL) if history.watched_live() else interval
+            min(interval, LIVE_INTERVAL) if history.watched_live() or hurry() else interval
         ):
             await history.wakeup.wait()
         history.wakeup = anyio.Event()

@@ -1,9 +1,13 @@
 """Budgets of threads and schedules: set and read (`thread/budget`; a schedule's is given at
 `schedule/create`), held while roots run, and announced.
 
-Each pass of the reconciler (`enforce`, every 2 s) reads the running headless roots and the
-budgets of their threads and of the schedules that fired them, with the spend so far (every
-execution's `costUsd` and tokens, which the history sync keeps current while a run goes on).
+Each pass (`enforce`) reads the running headless roots and the budgets of their threads and
+of the schedules that fired them, with the spend so far (every execution's `costUsd` and
+tokens, which the history sync keeps current while a run goes on). A pass runs as soon as the
+history sync has copied entries (`spent`: new usage may have crossed a limit) and otherwise
+every `INTERVAL`; while a running root is under a hard limit (`holding`) the history sync
+reads running transcripts every 0.25 s instead of every second, so a runaway root is stopped
+within about a quarter of a second of its crossing plus the stop itself.
 A budget at its hard limit ends the root through the cancel path (`budget-exceeded`, as a
 run's own cap does); at its soft limit it is announced. A settle checks the thread's budgets
 again (the last response lands in the cost at the settle's sync), so an interactive root —
@@ -18,7 +22,9 @@ desktop notification as reports send, and the chat channels' notices of kind `bu
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Final
 
+import anyio
 import msgspec
 import structlog
 
@@ -41,6 +47,10 @@ log = structlog.get_logger("alpd.budgets")
 _origin = msgspec.json.Decoder(m.Origin)
 
 OnWarning = Callable[[m.BudgetWarning], Awaitable[None]]
+
+#: the pause between passes when no sync has copied anything (a schedule's budget, a
+#: budget set while a root runs)
+INTERVAL: Final = 2.0
 
 
 def budget_wire(budget: StoredBudget) -> m.Budget:
@@ -76,6 +86,11 @@ class BudgetService:
         self.d = ex.d
         #: more doors to tell (the chat channels)
         self.on_warning: list[OnWarning] = []
+        #: set by the history sync when it copied entries: spend may have moved
+        self.spent = anyio.Event()
+        #: whether the last pass found a running root under a budget with a hard limit
+        #: (the history sync then reads running transcripts sooner)
+        self.holding = False
 
     # thread/budget
 
@@ -109,6 +124,26 @@ class BudgetService:
 
     # held
 
+    async def run(self, report: Callable[[m.TaskState], None]) -> None:
+        """The holding loop: a pass after each copying sync, and every `INTERVAL`."""
+        while True:
+            with anyio.move_on_after(INTERVAL):
+                await self.spent.wait()
+            self.spent = anyio.Event()
+            try:
+                ended = await self.enforce()
+                report(
+                    m.TaskState(
+                        name="budgets",
+                        state="idle",
+                        last_run_at=self.d.clock.now_iso(),
+                        detail=f"ended {len(ended)} root(s)" if ended else None,
+                    )
+                )
+            except Exception as exc:
+                log.exception("budgets_failed")
+                report(m.TaskState(name="budgets", state="failing", detail=type(exc).__name__))
+
     async def enforce(self) -> list[str]:
         """End every running headless root whose thread or schedule is at its hard budget;
         announce soft ones. The ids of the roots ended."""
@@ -118,8 +153,10 @@ class BudgetService:
             if r.is_root and r.thread_id
         ]
         if not roots:
+            self.holding = False
             return []
         budgets = await self._budgets_of(roots)
+        self.holding = any(b.limits.usd is not None or b.limits.tokens is not None for b in budgets)
         ended: list[str] = []
         for record in roots:
             mine = [b for b in budgets if _counts(b, record)]
