@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import structlog
 
+from alpd.background.event_relay import EventRelay
 from alpd.background.scheduler import Scheduler
 from alpd.channels.manager import Channels
 from alpd.clock import Clock
@@ -146,6 +147,8 @@ class Runtime:
             lambda: self.executions.agents.host,
             lambda: self.scheduler.poke(),
         )
+        #: events across hosts (docs/many-machines.md): run by `daemon.py` on PostgreSQL only
+        self.event_relay = EventRelay(self.executions, self.schedules, self.instance)
         self.dispatcher = Dispatcher(handlers(self), resolve=self._thread_named)
         #: the chat doors (alpd.channels): run by `daemon.py` when config.toml has them
         self.channels = Channels(

@@ -251,6 +251,12 @@ async def _serve(
                 runtime.scheduler.run, lambda state: runtime.tasks.__setitem__(state.name, state)
             )
             tg.start_soon(runtime.channels.run)
+            if store.dialect == "postgres":
+                runtime.tasks["events"] = runtime.event_relay.state("starting")
+                tg.start_soon(
+                    runtime.event_relay.run,
+                    lambda state: runtime.tasks.__setitem__(state.name, state),
+                )
             if notifier.watchdog_interval is not None:
                 tg.start_soon(_watchdog, notifier, store, notifier.watchdog_interval)
             runtime.task_group = tg

@@ -3,6 +3,9 @@
 A subscriber that does not keep up is dropped (its connection is told why and closed),
 never buffered without bound: geth closes a subscriber at 10k pending notifications, we
 at `MAX_PENDING`.
+
+On a PostgreSQL store the bus also tells other hosts (`forward`, set by
+`alpd.background.event_relay`), and publishes what they tell it with `forward=False`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class Subscriber:
 class EventBus:
     def __init__(self) -> None:
         self._subscribers: set[Subscriber] = set()
+        #: given every notification published here (not one received from another host)
+        self.forward: Callable[[str, bytes], None] | None = None
 
     def add(self, subscriber: Subscriber) -> None:
         self._subscribers.add(subscriber)
@@ -59,8 +64,13 @@ class EventBus:
             for s in self._subscribers
         )
 
-    def publish(self, method: str, frame: bytes, thread_id: str | None) -> None:
-        """Queue an encoded notification frame to every interested subscriber."""
+    def publish(
+        self, method: str, frame: bytes, thread_id: str | None, *, forward: bool = True
+    ) -> None:
+        """Queue an encoded notification frame to every interested subscriber, and (unless
+        `forward` is False: it came from another host) hand it to `self.forward`."""
+        if forward and self.forward is not None:
+            self.forward(method, frame)
         for subscriber in list(self._subscribers):
             if not subscriber.wants(method, thread_id):
                 continue

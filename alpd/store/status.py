@@ -8,12 +8,12 @@ from protocol import messages as m
 
 async def daemon_counts(store: Store, owner_uid: int) -> m.Counts:
     threads = await store.fetchone(
-        "SELECT count(*) AS threads, coalesce(sum(status = 'open'), 0) AS open FROM threads "
+        "SELECT count(*) AS threads, count(*) FILTER (WHERE status = 'open') AS open FROM threads "
         "WHERE owner_uid = ?",
         (owner_uid,),
     )
     executions = await store.fetchone(
-        "SELECT count(*) AS n, coalesce(sum(status != 'settled'), 0) AS running "
+        "SELECT count(*) AS n, count(*) FILTER (WHERE status != 'settled') AS running "
         "FROM executions WHERE owner_uid = ?",
         (owner_uid,),
     )

@@ -23,6 +23,7 @@ __all__ = [
     "final_reply",
     "insert_report",
     "recent_reports",
+    "report_by_id",
     "report_subject",
     "reported_notify",
     "thread_title",
@@ -185,6 +186,11 @@ async def thread_title(store: Store, thread_id: str) -> str | None:
     thread = await store.fetchone("SELECT title FROM threads WHERE id = ?", (thread_id,))
     title: str | None = thread["title"] if thread is not None else None
     return title
+
+
+async def report_by_id(store: Store, report_id: int) -> m.Report | None:
+    row = await store.fetchone(f"SELECT {_REPORT_COLUMNS} FROM reports WHERE id = ?", (report_id,))
+    return _report(row) if row is not None else None
 
 
 async def recent_reports(store: Store, thread_id: str, limit: int = 10) -> list[m.Report]:

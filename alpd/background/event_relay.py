@@ -1,0 +1,235 @@
+"""Events across hosts on a PostgreSQL store (docs/many-machines.md, "Events across hosts").
+
+Three tasks, joined by bounded queues:
+
+- **out**: every notification this alpd publishes that crosses hosts
+  (`alpd.domain.hosts.crossing.CROSSING`) is reduced to a reference (method, row id, change,
+  thread, this alpd's instance) and queued (`OUTBOX`, full → dropped and counted, never
+  waited on: publishing is synchronous); a task sends what is queued, up to `BATCH` at a
+  time, as NOTIFYs of one transaction.
+- **listen**: a connection of its own LISTENs on the role's channel; a reference from another
+  alpd that a local subscriber wants is queued (`INBOX`, full → dropped and counted). One of
+  this alpd's own is skipped: its subscribers had it when it was published. A lost connection
+  is reconnected after a back-off (`BACKOFF_MIN` doubling to `BACKOFF_MAX`, back to the
+  minimum once listening again); what was sent meanwhile is not replayed.
+- **relay**: each reference in turn, the row read from the database through the same owner
+  checks a request gets (another person's row is not found, and skipped) and published to
+  local subscribers as the host that made it would, not forwarded again.
+
+Delivery is at most once per subscriber; the rows are the truth (a reader that must not miss
+a change re-reads them, as after any lost connection).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, Final
+
+import anyio
+import msgspec
+import structlog
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from alpd.domain.hosts.crossing import CROSSING, Reference, decode, encode, reference_of
+from alpd.errors import AlpError
+from alpd.services.context import Caller
+from alpd.services.conversation.handoff_rows import handoff_by_id
+from alpd.services.runs.executions import Executions
+from alpd.services.schedules.service import ScheduleService
+from alpd.store.conversation.reports import report_by_id
+from alpd.store.db import DatabaseUnavailable
+from protocol import jsonrpc
+from protocol import messages as m
+
+__all__ = ["BACKOFF_MAX", "BACKOFF_MIN", "BATCH", "INBOX", "OUTBOX", "EventRelay"]
+
+#: references waiting to be sent, and received ones waiting to be read and published
+OUTBOX: Final = 1024
+INBOX: Final = 1024
+#: NOTIFYs sent in one transaction at most
+BATCH: Final = 100
+#: seconds before listening again after a lost connection: doubling from the least to the most
+BACKOFF_MIN: Final = 0.25
+BACKOFF_MAX: Final = 15.0
+
+log = structlog.get_logger("alpd.events")
+
+_frame = msgspec.json.Decoder(dict[str, Any])
+
+
+class EventRelay:
+    def __init__(self, executions: Executions, schedules: ScheduleService, origin: str) -> None:
+        self.d = executions.d
+        self.executions = executions
+        self.schedules = schedules
+        #: this alpd's instance: the origin of the references it sends, and skips when heard
+        self.origin = origin
+        self.channel: str | None = None
+        self._channel_known = anyio.Event()
+        self._out_send: MemoryObjectSendStream[str]
+        self._out: MemoryObjectReceiveStream[str]
+        self._out_send, self._out = anyio.create_memory_object_stream[str](OUTBOX)
+        self._in_send: MemoryObjectSendStream[Reference]
+        self._in: MemoryObjectReceiveStream[Reference]
+        self._in_send, self._in = anyio.create_memory_object_stream[Reference](INBOX)
+        self.dropped_out = 0
+        self._sent = 0
+        self.dropped_in = 0
+        self.listening = False
+        self._caller = Caller(uid=self.d.uid, gid=os.getgid(), pid=0)
+        self._on_state: Callable[[m.TaskState], None] = lambda state: None
+        self._state = "starting"
+
+    # out
+
+    def forward(self, method: str, frame: bytes) -> None:
+        """`EventBus.forward`: queue the reference of a notification published here."""
+        if method not in CROSSING:
+            return
+        try:
+            params = _frame.decode(frame).get("params")
+        except msgspec.DecodeError:
+            return
+        self._sent += 1
+        reference = reference_of(self.origin, self._sent, method, params)
+        payload = encode(reference) if reference is not None else None
+        if payload is None:
+            return
+        try:
+            self._out_send.send_nowait(payload)
+        except anyio.WouldBlock:
+            self.dropped_out += 1
+            if self.dropped_out % 100 == 1:
+                log.warning("events_not_sent", reason="queue full", dropped=self.dropped_out)
+                self._on_state(self.state(self._state))
+
+    async def send_forever(self) -> None:
+        await self._channel_known.wait()
+        assert self.channel is not None
+        from alpd.store.postgres.notify import notify
+
+        async for payload in self._out:
+            batch = [payload]
+            while len(batch) < BATCH:
+                try:
+                    batch.append(self._out.receive_nowait())
+                except anyio.WouldBlock:
+                    break
+            try:
+                await notify(self.d.store, self.channel, batch)
+            except DatabaseUnavailable as exc:
+                self.dropped_out += len(batch)
+                log.warning("events_not_sent", error=str(exc), dropped=self.dropped_out)
+                self._on_state(self.state(self._state))
+                await anyio.sleep(BACKOFF_MIN)
+
+    # listen
+
+    async def listen_forever(self, on_state: Callable[[m.TaskState], None]) -> None:
+        from alpd.store.postgres.notify import channel_of, listen
+
+        delay = BACKOFF_MIN
+        while True:
+            try:
+                if self.channel is None:
+                    self.channel = await channel_of(self.d.store)
+                    self._channel_known.set()
+                async for payload in listen(self.d.store, self.channel):
+                    if payload is None:
+                        self.listening = True
+                        delay = BACKOFF_MIN
+                        on_state(self.state("listening"))
+                        log.info("events_listening", channel=self.channel)
+                        continue
+                    self._heard(payload)
+            except (DatabaseUnavailable, OSError) as exc:
+                log.warning("events_connection_lost", error=str(exc), retry_in=delay)
+                on_state(self.state("reconnecting", last_error=str(exc)))
+            self.listening = False
+            await anyio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
+
+    def _heard(self, payload: str) -> None:
+        reference = decode(payload)
+        if reference is None or reference.host == self.origin:
+            return
+        if not self.d.events.wanted(reference.method, reference.thread_id):
+            return
+        try:
+            self._in_send.send_nowait(reference)
+        except anyio.WouldBlock:
+            self.dropped_in += 1
+            if self.dropped_in % 100 == 1:
+                log.warning("events_not_relayed", reason="queue full", dropped=self.dropped_in)
+                self._on_state(self.state(self._state))
+
+    # relay
+
+    async def relay_forever(self) -> None:
+        async for reference in self._in:
+            try:
+                built = await self.notification(reference)
+            except AlpError:
+                continue  # gone since, or another person's: not this host's to tell
+            except Exception:
+                log.exception("event_relay_failed", method=reference.method, id=reference.id)
+                continue
+            if built is None:
+                continue
+            method, body, thread_id = built
+            frame = jsonrpc.encode_notification(method, body)
+            self.d.events.publish(method, frame, thread_id, forward=False)
+
+    async def notification(self, ref: Reference) -> tuple[str, Any, str | None] | None:
+        """The notification `ref` stands for, as this host would publish it; None (or a
+        not-found error) if its row is gone or not the caller's."""
+        caller, change = self._caller, ref.change or ""
+        threads = self.executions.threads
+        if ref.method == "execution/changed":
+            execution = await self.executions.show(caller, m.ExecutionRef(execution_id=ref.id))
+            body: Any = m.ExecutionChanged(execution=execution, change=change)
+            return ref.method, body, execution.thread_id
+        if ref.method == "thread/changed":
+            thread = await threads.get(caller, ref.id)
+            return ref.method, m.ThreadChanged(thread=thread, change=change), thread.id
+        if ref.method == "thread/report":
+            report = await report_by_id(self.d.store, int(ref.id)) if ref.id.isdigit() else None
+            if report is None:
+                return None
+            thread = await threads.get(caller, report.thread_id)
+            body = m.ThreadReport(report=report, thread_title=thread.title)
+            return ref.method, body, report.thread_id
+        if ref.method in ("handoff/delivered", "inbox/changed"):
+            handoff = await handoff_by_id(self.d.store, ref.id)
+            await threads.get(caller, handoff.target_thread_id)
+            if ref.method == "handoff/delivered":
+                body = m.HandoffDelivered(handoff=handoff)
+            else:
+                body = m.InboxChanged(change=change, item=handoff)  # type: ignore[arg-type]
+            return ref.method, body, handoff.target_thread_id
+        schedule = await self.schedules.show(caller, m.ScheduleRef(schedule_id=ref.id))
+        body = m.ScheduleChanged(schedule=schedule, change=change)
+        return ref.method, body, schedule.thread_id
+
+    def state(self, state: str, last_error: str | None = None) -> m.TaskState:
+        self._state = state
+        dropped = self.dropped_out + self.dropped_in
+        return m.TaskState(
+            name="events",
+            state=state,
+            last_run_at=self.d.clock.now_iso(),
+            detail=f"across hosts on {self.channel}" + (f"; {dropped} dropped" if dropped else ""),
+            last_error=last_error,
+        )
+
+    async def run(self, on_state: Callable[[m.TaskState], None]) -> None:
+        self._on_state = on_state
+        self.d.events.forward = self.forward
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.listen_forever, on_state)
+                tg.start_soon(self.send_forever)
+                tg.start_soon(self.relay_forever)
+        finally:
+            self.d.events.forward = None
