@@ -1,16 +1,16 @@
-"""Memory across threads: what choosing memories costs a new root.
+"""Memory across threads: what choosing memories costs a new root (alp installed from a wheel).
 
 A real alpd holds ALP_BENCH_MEMORIES (default 10,000) active memories in one workspace, each
 a sentence drawn from a 300-word vocabulary, so the thread's words match thousands of them
-(the full-text leg then ranks many rows, not a handful). Two agents run the same `command`
-program: `recall` (memory on, `[memory] max_bytes` 2048) and `plain` (`memory = false`).
-Each round continues one thread with each agent in turn — an interactive continue, which
-reserves the root and writes its session context without spawning anything — and settles
-the root again outside the timing; the order within a round alternates so neither side is
-always warm. Figure: the p50 of the continue with memory minus the p50 without, both
-measured in this run on the same database. Goal: under 10 ms. Beside it, for information,
-alpd's own CPU time per continue (from /proc, in clock ticks of 10 ms: a mean over many
-rounds), which a loaded machine does not stretch as it stretches wall time.
+(the full-text leg ranks every one of them by bm25: their number is printed). Two agents run
+the same `command` program: `recall` (memory on, `[memory] max_bytes` 2048) and `plain`
+(`memory = false`). Each round continues one thread with each agent in turn — an interactive
+continue, which reserves the root and writes its session context without spawning anything —
+and settles the root again outside the timing; the order within a round alternates so
+neither side is always warm. Figure: the p50 of the continue with memory minus the p50
+without, both measured in this run on the same database. Goal: under 10 ms. Beside it, for
+information, alpd's own CPU time per continue (from /proc, in clock ticks of 10 ms: a mean
+over many rounds), which a loaded machine does not stretch as it stretches wall time.
 
 The figure is only worth something if memories were chosen: after the rounds, every root of
 `recall` must have been given at least one memory and a nonempty section, and no root of
@@ -29,8 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from alpd.domain.memory.selection import query_terms
+from alpd.store.memory import match_expression
 from alpd.testing.daemon import running_daemon
 from bench import Result
+from bench.install import installed
 
 MEMORIES = int(os.environ.get("ALP_BENCH_MEMORIES", "10000"))
 ROUNDS = int(os.environ.get("ALP_BENCH_MEMORY_ROUNDS", "60"))
@@ -88,15 +91,20 @@ def continue_ms(d: object, thread_id: str, workspace: Path, agent: str) -> tuple
     return elapsed, cpu, str(result["execution"]["id"])
 
 
-def given(home: Path, roots: dict[str, list[str]]) -> tuple[float, float]:
-    """The mean memories and section bytes given to `recall`'s roots; fails unless each of
-    them was given some and no root of `plain` was given any."""
+def given(home: Path, roots: dict[str, list[str]]) -> tuple[float, float, int]:
+    """The mean memories and section bytes given to `recall`'s roots, and how many memories
+    hold any of the thread's words (all of them are ranked); fails unless each root of
+    `recall` was given some and no root of `plain` any."""
+    expression = match_expression(query_terms([PROMPT, "checkout"]), any_term=True)
     conn = sqlite3.connect(f"file:{home / 'alp.db'}?mode=ro", uri=True)
     try:
         rows = dict(
             (row[0], (len(json.loads(row[1])), int(row[2])))
             for row in conn.execute("SELECT execution_id, versions, bytes FROM root_memories")
         )
+        (matches,) = conn.execute(
+            "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", (expression,)
+        ).fetchone()
     finally:
         conn.close()
     recall = [rows.get(root, (0, 0)) for root in roots["recall"]]
@@ -107,16 +115,20 @@ def given(home: Path, roots: dict[str, list[str]]) -> tuple[float, float]:
     return (
         statistics.mean(count for count, _ in recall),
         statistics.mean(size for _, size in recall),
+        int(matches),
     )
 
 
 def run() -> list[Result]:
+    alp = installed()
     with tempfile.TemporaryDirectory(prefix="alp-bench-memory-") as tmp:
         base = Path(tmp)
         workspace = base / "shop"
         (workspace / ".git").mkdir(parents=True)
         (base / "config.toml").write_text(CONFIG)
-        with running_daemon(base, extra_args=["--config", str(base / "config.toml")]) as d:
+        with running_daemon(
+            base, extra_args=["--config", str(base / "config.toml")], python=alp.python
+        ) as d:
             fill(d, workspace, MEMORIES)
             thread_id = d.call("thread/create", {"title": "checkout", "cwd": str(workspace)})[
                 "id"  # type: ignore[index]
@@ -133,13 +145,14 @@ def run() -> list[Result]:
                     timings[agent].append(wall)
                     cpu[agent].append(used)
                     roots[agent].append(root)
-            count, size = given(d.home, roots)
+            count, size, matches = given(d.home, roots)
     with_memory = statistics.median(timings["recall"])
     without = statistics.median(timings["plain"])
     cpu_with, cpu_without = (statistics.mean(cpu[agent]) for agent in ("recall", "plain"))
     return [
         Result(
-            f"memories given per root with memory (mean; {size:.0f} bytes)",
+            f"memories given per root with memory (mean; {size:.0f} bytes; "
+            f"{matches:,} matches ranked)",
             count,
             "memories",
             None,

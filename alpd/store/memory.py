@@ -6,12 +6,15 @@ head row pointing at it, then the full-text row (kept only while the memory is a
 service verifies the chain (`alpd.domain.memory.record.verify_chain`) over what
 `versions_of` returns before it builds on a memory or shows it.
 
-Selection for a new root (`candidates`) is bounded reads inside the unit that reserves the
-root: the active memories in scope holding any of the thread's words, the most recently
-written first (at most `MATCH_LIMIT`; not bm25, whose ranking of thousands of matches costs
-~7 ms at 10,000 memories where this costs ~0.6 ms: bench/bench_memory_select.py), and the
-newest ones in scope (at most `RECENT_LIMIT` of the workspace's and as many global ones);
-the domain ranks them by how many of the words they hold and caps them.
+Selection for a new root (`choose_candidates`) is bounded reads inside the unit that reserves
+the root: every active memory in scope holding any of the thread's words is ranked by its
+full-text relevance in SQL (FTS5's bm25 on SQLite, ts_rank on PostgreSQL; recency, then the
+newer id, break ties) and the best `MATCH_LIMIT` are handed over with their score — the limit
+is on the ranked result, so an old memory that matches well is never cut for newer ones that
+match worse — and the newest ones in scope (at most `RECENT_LIMIT` of the workspace's and as
+many global ones, score 0); the domain ranks and caps them
+(`alpd.domain.memory.selection`). Ranking every match costs ~3 ms at 10,000 memories
+with thousands of matches (bench/bench_memory_select.py, docs/benchmarks.md).
 """
 
 # long: every statement over the memory tables, with their full-text match written once per
@@ -53,7 +56,8 @@ __all__ = [
     "write_version",
 ]
 
-#: candidates a root's selection reads: by the thread's words, and the newest in scope
+#: candidates a root's selection reads: the most relevant to the thread's words (ranked over
+#: every match), and the newest in scope
 MATCH_LIMIT: Final = 160
 RECENT_LIMIT: Final = 32
 
@@ -86,6 +90,13 @@ _MATCH: Final = {
     ),
 }
 _CANDIDATE_COLUMNS: Final = "m.id, v.version, v.kind, v.scope, v.text, v.confirmed_at, v.digest"
+#: a match's relevance to the thread's words, higher is better, by backend: FTS5's bm25 (lower
+#: is better, hence negated); PostgreSQL's ts_rank over the same expression (taken once more)
+_RELEVANCE: Final = {
+    "sqlite": "-bm25(memory_fts)",
+    "postgres": "ts_rank(to_tsvector('simple', alp_fold(f.text)), "
+    "websearch_to_tsquery('simple', alp_fold(?)))",
+}
 #: what a caller in `workspace` sees: its workspace's memories and the global ones
 _IN_SCOPE: Final = "m.owner_uid = ? AND (m.workspace = ? OR m.workspace IS NULL)"
 
@@ -135,6 +146,14 @@ def _head(row: sqlite3.Row) -> HeadRow:
 
 def _candidate(row: sqlite3.Row) -> Candidate:
     return Candidate(*(row[i] for i in range(7)))
+
+
+def _match(row: sqlite3.Row) -> Candidate:
+    found = _candidate(row)
+    return Candidate(
+        found.memory_id, found.version, found.kind, found.scope, found.text,
+        found.confirmed_at, found.digest, relevance=float(row[7]),
+    )  # fmt: skip
 
 
 def _version(row: sqlite3.Row) -> tuple[MemoryVersion, str]:
@@ -319,11 +338,14 @@ def _candidate_rows(
 ) -> list[Candidate]:
     found: list[Candidate] = []
     if terms:
-        found += map(_candidate, conn.execute(
-            f"SELECT {_CANDIDATE_COLUMNS} FROM {_FTS_JOIN} "
-            f"WHERE {_MATCH[dialect_of(conn)][0]} AND m.status = 'active' AND {_IN_SCOPE} "
-            "ORDER BY f.rowid DESC LIMIT ?",
-            (match_expression(terms, any_term=True), owner_uid, workspace, MATCH_LIMIT),
+        dialect = dialect_of(conn)
+        expression = match_expression(terms, any_term=True)
+        scored = [expression] if dialect == "postgres" else []
+        found += map(_match, conn.execute(
+            f"SELECT {_CANDIDATE_COLUMNS}, {_RELEVANCE[dialect]} AS relevance FROM {_FTS_JOIN} "
+            f"WHERE {_MATCH[dialect][0]} AND m.status = 'active' AND {_IN_SCOPE} "
+            "ORDER BY relevance DESC, m.confirmed_at DESC, m.id DESC LIMIT ?",
+            (*scored, expression, owner_uid, workspace, MATCH_LIMIT),
         ))  # fmt: skip
     for where, scope in (("m.workspace = ?", (workspace,)), ("m.workspace IS NULL", ())):
         found += map(_candidate, conn.execute(

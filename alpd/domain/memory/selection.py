@@ -3,11 +3,14 @@
 The thread says what it is about: its title, objective and pins, its recap's headline and
 gist, and the new root's own prompt (its recent activity). `query_terms` turns that text
 into at most `QUERY_TERMS_MAX` distinct words (lower-cased, three characters or more, common
-English words left out, first seen first). The store hands over a bounded set of candidates
-for those words (its full-text index ranks them) and the newest memories, all active and in
-scope; `select_memories` then decides, in this order:
+English words left out, first seen first). The store ranks every active memory in scope that
+holds any of those words by its full-text relevance (bm25 on SQLite, ts_rank on PostgreSQL)
+and hands over the best of them, each with its score (`Candidate.relevance`, higher is more
+relevant), and the newest memories in scope (score 0: recency alone). `select_memories` then
+decides, in this order:
 
-1. relevance: how many of the query's words a memory's text holds (more first);
+1. relevance: the store's score, highest first (a memory handed over twice counts once, at
+   its higher score);
 2. recency breaks ties: the most recently confirmed first, then the newer id;
 3. the cap: lines are added in that order while the whole section (heading and preamble
    included) stays within `max_bytes` UTF-8 bytes; a line that does not fit is skipped and a
@@ -20,7 +23,7 @@ Same candidates, words, cap and time: same section, byte for byte.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -52,6 +55,8 @@ class Candidate:
     text: str
     confirmed_at: str
     digest: str
+    #: the full-text score against the thread's words, higher is more relevant; 0: unmatched
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,22 +85,22 @@ def query_terms(texts: Iterable[str], limit: int = QUERY_TERMS_MAX) -> tuple[str
     return tuple(seen)
 
 
-def rank(candidates: Iterable[Candidate], terms: Sequence[str]) -> list[Candidate]:
-    """Most relevant first; recency, then the newer id, break ties."""
-    wanted = frozenset(terms)
-    by_recency = sorted(candidates, key=lambda c: (c.confirmed_at, c.memory_id), reverse=True)
-    if not wanted:
-        return by_recency
-    # The query's words are already filtered: a plain split of the text is enough to meet them.
-    overlap = {
-        c.memory_id: len(wanted.intersection(_WORD.findall(c.text.lower()))) for c in by_recency
-    }
-    return sorted(by_recency, key=lambda c: overlap[c.memory_id], reverse=True)
+def rank(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """Most relevant first; recency, then the newer id, break ties; each memory once (at the
+    place of its highest score)."""
+    ordered = sorted(
+        candidates, key=lambda c: (c.relevance, c.confirmed_at, c.memory_id), reverse=True
+    )
+    seen: set[str] = set()
+    ranked: list[Candidate] = []
+    for candidate in ordered:
+        if candidate.memory_id not in seen:
+            seen.add(candidate.memory_id)
+            ranked.append(candidate)
+    return ranked
 
 
-def select_memories(
-    candidates: Iterable[Candidate], terms: Sequence[str], *, max_bytes: int, now: str
-) -> Chosen:
+def select_memories(candidates: Iterable[Candidate], *, max_bytes: int, now: str) -> Chosen:
     """The memories for a new root and their section, within `max_bytes` (module docstring)."""
     if max_bytes <= 0:
         return Chosen((), "")
@@ -105,13 +110,9 @@ def select_memories(
         return Chosen((), "")
     chosen: list[Candidate] = []
     lines: list[str] = []
-    seen: set[str] = set()
-    for candidate in rank(candidates, terms):
+    for candidate in rank(candidates):
         if max_bytes - used < MIN_LINE_BYTES:
             break
-        if candidate.memory_id in seen:
-            continue
-        seen.add(candidate.memory_id)
         # A line is at least its text and its id: what cannot fit is not rendered at all.
         if used + len(candidate.text) + len(candidate.memory_id) > max_bytes:
             continue

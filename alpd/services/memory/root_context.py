@@ -4,13 +4,13 @@ Inside the unit that reserves the root (`alpd.services.runs.reserve`): unless `[
 max_bytes` is 0 or the root's agent says `memory = false` (or `memory_max_bytes = 0`; a
 nonzero one is its cap in place of `[memory] max_bytes`), the thread's words (title,
 objective, pins, the last outcomes' summaries and the new root's prompt: `query_terms`) pick
-bounded candidates from the store (`alpd.store.memory.choose_candidates`, one hop), the
-domain ranks and caps them (`alpd.domain.memory.selection`), and each chosen memory's
-chain is verified. A memory whose chain no longer verifies is left out (and logged as
-`memory_tampered`): one rewritten row must not stop every thread of the workspace from
-starting, and what it says can no longer be trusted; `alp memory show` names it
-MEMORY_TAMPERED. The root records which versions it was given and a digest of them
-(`root_memories`, immutable), even when none were.
+bounded candidates from the store (`alpd.store.memory.choose_candidates`, one hop: the best
+full-text matches by relevance, and the newest), the domain ranks and caps them
+(`alpd.domain.memory.selection`), and each chosen memory's chain is verified. A memory whose
+chain no longer verifies is left out (and logged as `memory_tampered`): one rewritten row
+must not stop every thread of the workspace from starting, and what it says can no longer be
+trusted; `alp memory show` names it MEMORY_TAMPERED. The root records which versions it was
+given and a digest of them (`root_memories`, immutable), even when none were.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ async def memory_for_root(
         ) -> tuple[Candidate, ...]:
             nonlocal chosen
             kept = [c for c in pool if c.memory_id not in skip]
-            chosen = select_memories(kept, words, max_bytes=cap, now=now)
+            chosen = select_memories(kept, max_bytes=cap, now=now)
             return chosen.memories
 
         picked, chains = await memories.choose_candidates(tx, owner_uid, workspace, words, choose)

@@ -61,10 +61,15 @@ async def fill(home: Path, url: str | None, workspace: Path) -> None:
     uid = os.getuid()
     versions = [
         first_version(
-            memory_id=memory_id(number), owner_uid=uid, kind="fact", scope="workspace",
-            workspace=str(workspace), text=text,
-            provenance=Provenance(by=f"uid:{uid}", door="cli"), at=at(number),
-        )  # fmt: skip
+            memory_id=memory_id(number),
+            owner_uid=uid,
+            kind="fact",
+            scope="workspace",
+            workspace=str(workspace),
+            text=text,
+            provenance=Provenance(by=f"uid:{uid}", door="cli"),
+            at=at(number),
+        )
         for number, text in enumerate(texts())
     ]
 
