@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
 from alpd.errors import BundleConflict, BundleInvalid, BundleTampered, ThreadBusy, ThreadNotFound
-from alpd.store.db import BlockingTx
+from alpd.store.db import BlockingTx, dialect_of
 from alpd.store.entry_rows import (
     DIGESTED_COLUMNS,
     EntryRow,
@@ -210,7 +210,7 @@ class BundleImporter:
             old = row.pop("id")
             if table == "deliveries":
                 row["from_thread_id"] = self._known_thread(row.get("from_thread_id"))
-            new = self._insert(table, row)
+            new = self._insert(table, row, returning_id=True)
             if table == "deliveries" and isinstance(old, int):
                 self._deliveries[old] = new
         else:
@@ -270,18 +270,24 @@ class BundleImporter:
         found = self.conn.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone()
         return thread_id if found is not None else None
 
-    def _insert(self, table: str, row: Row) -> int:
+    def _insert(self, table: str, row: Row, *, returning_id: bool = False) -> int:
+        """Insert `row`; with `returning_id`, the id this database gave it (`RETURNING`, which
+        both backends speak: PostgreSQL has no `lastrowid`)."""
         columns = ", ".join(row)
         marks = ", ".join("?" * len(row))
+        returning = " RETURNING id" if returning_id else ""
         cursor = self.conn.execute(
-            f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values())
+            f"INSERT INTO {table} ({columns}) VALUES ({marks}){returning}", tuple(row.values())
         )
-        return int(cursor.lastrowid or 0)
+        if not returning_id:
+            return 0
+        given = cursor.fetchone()
+        return int(given[0]) if given is not None else 0
 
     def _check_columns(self, table: str, row: Row) -> None:
         known = self._columns.get(table)
         if known is None:
-            known = frozenset(r[1] for r in self.conn.execute(f"PRAGMA table_info({table})"))
+            known = table_columns(self.conn, table)
             self._columns[table] = known
         unknown = sorted(set(row) - known)
         if unknown:
@@ -290,3 +296,15 @@ class BundleImporter:
                 f"({', '.join(unknown[:5])}): it was made by a newer alp; upgrade this one",
                 table=table,
             )
+
+
+def table_columns(conn: BlockingTx, table: str) -> frozenset[str]:
+    """The columns `table` has in this database (SQLite's PRAGMA, PostgreSQL's catalogue)."""
+    if dialect_of(conn) == "postgres":
+        rows = conn.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = ?",
+            (table,),
+        )
+        return frozenset(str(r[0]) for r in rows)
+    return frozenset(str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})"))

@@ -7,6 +7,7 @@ from protocol import messages as m
 
 
 async def daemon_counts(store: Store, owner_uid: int) -> m.Counts:
+    # count(*) FILTER, not sum(a comparison): PostgreSQL does not sum booleans
     threads = await store.fetchone(
         "SELECT count(*) AS threads, count(*) FILTER (WHERE status = 'open') AS open FROM threads "
         "WHERE owner_uid = ?",

@@ -190,7 +190,7 @@ class MeaningIndex:
             return False
         now = self.d.clock.now_iso()
         model = msgspec.json.encode(embedder.source).decode()
-        self._generation = await self.d.store.write_blocking(
+        generation = await self.d.store.write_blocking(
             partial(
                 store.ensure_generation,
                 fingerprint=embedder.fingerprint,
@@ -200,13 +200,19 @@ class MeaningIndex:
                 now=now,
             )
         )
+        # the new generation's counts before it is shown: a status between the two would
+        # name the new model with the old generation's counts
+        self._counts = await self.d.store.read(
+            partial(store.index_counts, generation=generation.id)
+        )
+        self._generation = generation
         self._embedder, self._unavailable = embedder, None
         self._answering[embedder.fingerprint] = embedder
         log.info(
             "search_generation",
             fingerprint=embedder.fingerprint,
             model=embedder.source.model,
-            ready=self._generation.ready_at is not None,
+            ready=generation.ready_at is not None,
         )
         return True
 

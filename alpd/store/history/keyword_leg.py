@@ -7,6 +7,7 @@ all 80 keyword hits cost 10 ms of a 1 GB history's search where their ids cost 1
 
 A CJK query of a short term (LIKE, newest first, rare) makes its hits whole in the first
 statement (its snippet is made in Python from the row's text); `keyword_page` returns those.
+So does every query on PostgreSQL (its search is `search_postgres`'s, not FTS5's).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from alpd.store.db import BlockingTx
+from alpd.store.db import BlockingTx, dialect_of
 from alpd.store.history.search import (
     HIT_COLUMNS,
     HIT_JOINS,
@@ -55,7 +56,9 @@ def keyword_refs(
     """The keyword leg's page, best first, as ids (the thread filter already checked)."""
     if query.index == "none":
         return []
-    if query.index == "like":
+    if query.index == "like" or dialect_of(conn) == "postgres":
+        # PostgreSQL has no FTS5 to split ids from hits: its page is made whole, as
+        # keyword search makes it (search_postgres), and `keyword_page` returns those
         return [
             KeywordRef(
                 found.doc, found.hit.execution_id, found.hit.role, found.sub_agent, found.hit

@@ -47,7 +47,7 @@ from alpd.domain.history.transcript import (
     page_window,
 )
 from alpd.errors import PermissionDenied, ThreadNotFound
-from alpd.store.db import BlockingTx
+from alpd.store.db import BlockingTx, dialect_of
 from alpd.store.entry_rows import DIGESTED_COLUMNS
 from alpd.store.history.search import STORED_COLUMNS_SQL, check_entry_digest
 from alpd.store.threads.steps import labels_from, labels_sql
@@ -168,6 +168,8 @@ def tuples(conn: BlockingTx, sql: str, params: Sequence[object]) -> list[tuple[A
     """The rows of `sql` as plain tuples, whatever the connection's row factory (the page's
     entries are read by position: a `sqlite3.Row` looked up by name costs a scan of its
     column names per field)."""
+    if dialect_of(conn) == "postgres":  # its rows are `PgRow`s: sequences already
+        return [tuple(row) for row in conn.execute(sql, params).fetchall()]
     cursor = conn.cursor()
     cursor.row_factory = None
     try:
@@ -216,7 +218,7 @@ SELECT * FROM (
     FROM compactions c WHERE c.thread_id = ?1
     UNION ALL
     SELECT {_AFTER_ROOT.format(at="cs.at")}, 6, cs.revision, cs.kind, NULL, cs.execution_id,
-        cs.at, NULL, NULL, cs.requested_by, NULL, cs.door, u.sequence
+        cs.at, NULL, NULL, cs.requested_by, NULL, cs.door, CAST(u.sequence AS TEXT)
     FROM context_steps cs LEFT JOIN executions u ON u.id = cs.execution_id
     WHERE cs.thread_id = ?1
     UNION ALL
@@ -235,7 +237,7 @@ SELECT * FROM (
     UNION ALL
     SELECT {_AFTER_ROOT.format(at="rc.made_at")}, 9, 0, 'recap', NULL, rc.execution_id,
         rc.made_at, rc.headline || char(10) || rc.gist, NULL, NULL, NULL, NULL,
-        rc.source_revision
+        CAST(rc.source_revision AS TEXT)
     FROM recaps rc WHERE rc.thread_id = ?1
 ) AS events
 WHERE {{bound}} AND (?5 IS NULL OR s = ?5) AND (?6 IS NULL OR at >= ?6)
@@ -244,6 +246,12 @@ ORDER BY s {{order}}, p {{order}}, n {{order}} LIMIT ?7
 _EVENTS_PAGE: Final = {
     "before": _EVENTS.format(bound="(s, p, n) < (?2, ?3, ?4)", order="DESC"),
     "after": _EVENTS.format(bound="(s, p, n) > (?2, ?3, ?4)", order="ASC"),
+}
+#: PostgreSQL has no rowid: a handoff's place among its kind is its reservation's microsecond
+#: (the order SQLite's rowid gives it: reserved, then inserted)
+_EVENTS_PAGE_POSTGRES: Final = {
+    direction: sql.replace("h.rowid", "CAST(h.reserved_at * 1000000 AS BIGINT)")
+    for direction, sql in _EVENTS_PAGE.items()
 }
 
 
@@ -258,7 +266,9 @@ def read_page(conn: BlockingTx, query: PageQuery) -> TranscriptRows:
     events = [
         _event(row)
         for row in conn.execute(
-            _EVENTS_PAGE[query.direction],
+            (_EVENTS_PAGE_POSTGRES if dialect_of(conn) == "postgres" else _EVENTS_PAGE)[
+                query.direction
+            ],
             (query.thread_id, *query.bound, query.root, query.since, want),
         )
     ]

@@ -190,11 +190,13 @@ def write_units(
     added = 0
     for unit, chunks in units:
         if unit.unit_id is None:
-            unit_id = conn.execute(
+            # RETURNING, not lastrowid: PostgreSQL has none
+            given = conn.execute(
                 "INSERT INTO search_units (execution_id, role, first_entry, last_entry, chars)"
-                " VALUES (?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?) RETURNING id",
                 (unit.execution_id, unit.role, unit.first_entry, unit.last_entry, len(unit.text)),
-            ).lastrowid
+            ).fetchone()
+            unit_id = given[0]
             existing: dict[int, tuple[int, bytes]] = {}
         else:
             unit_id = unit.unit_id

@@ -16,12 +16,14 @@ import pytest
 from daemons import StartAlpd
 from meaning_models import FakeEmbeddings, concept_vectors, write_static_model
 from polling import wait_for
-from transcripts import Claude, write_db
+from store_access import raw_db
+from transcripts import Claude
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
 
 pytest.importorskip("model2vec")
+pytestmark = pytest.mark.both_stores
 
 PRICING = ["price", "priced", "pricing", "plans", "plan", "tiers", "tier", "monthly", "yearly"]
 CONCEPTS = {
@@ -189,16 +191,21 @@ def test_hybrid_makes_only_the_hits_it_shows_and_makes_them_as_keyword_search_do
     same = {k: v for k, v in hybrid[0].items() if k not in ("score", "legs")}
     assert same == {k: v for k, v in keyword.items() if k != "score"}
     assert len(search(d, "the")["hits"]) > 1 and len(search(d, "the", limit=1)["hits"]) == 1
-    with write_db(d.home) as conn:
+    postgres = "ALP_STORE_URL" in d.env
+    with raw_db(d) as conn:
         (entry_id,) = conn.execute(
             "SELECT id FROM history_entries WHERE text = 'we deployed the release to staging'"
         ).fetchone()
-        (trigger,) = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE name = 'history_entries_immutable'"
-        ).fetchone()
-        conn.execute("DROP TRIGGER history_entries_immutable")
+        if postgres:  # this session only: no trigger
+            conn.execute("SET session_replication_role = replica")
+        else:
+            (trigger,) = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE name = 'history_entries_immutable'"
+            ).fetchone()
+            conn.execute("DROP TRIGGER history_entries_immutable")
         conn.execute("UPDATE history_entries SET native_id = 'forged' WHERE id = ?", (entry_id,))
-        conn.execute(trigger)
+        if not postgres:
+            conn.execute(trigger)
     with pytest.raises(RpcError) as info:
         search(d, "deployed")
     assert info.value.name == "HISTORY_ENTRY_TAMPERED"

@@ -28,22 +28,47 @@ from alpd.testing.daemon import DaemonProcess
 TABLES_WITH_ROWS = ("threads", "snapshots", "executions", "checkpoints", "history_entries")
 
 
+pytestmark = pytest.mark.both_stores
+
+
+@contextlib.contextmanager
+def own_database(store_backend: str, request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """A database of one host's own: its home's SQLite, or a fresh PostgreSQL database (each
+    host of these tests has its own: a bundle is for hosts that share none)."""
+    if store_backend != "postgres":
+        yield None
+        return
+    cluster = request.getfixturevalue("postgres_cluster")
+    url = cluster.new_database()
+    try:
+        yield url
+    finally:
+        cluster.drop_database(url)
+
+
 @pytest.fixture(scope="module")
 def hosts(
     tmp_path_factory: pytest.TempPathFactory,
+    module_store_url: str | None,
+    store_backend: str,
+    request: pytest.FixtureRequest,
 ) -> Iterator[tuple[DaemonProcess, DaemonProcess]]:
     with ExitStack() as stack:
-        a = starter(tmp_path_factory.mktemp("host-a"), stack)()
-        b = starter(tmp_path_factory.mktemp("host-b"), stack)()
+        a = starter(tmp_path_factory.mktemp("host-a"), stack, module_store_url)()
+        b_url = stack.enter_context(own_database(store_backend, request))
+        b = starter(tmp_path_factory.mktemp("host-b"), stack, b_url)()
         yield a, b
 
 
 @pytest.fixture(scope="module")
-def untouched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+def untouched(
+    tmp_path_factory: pytest.TempPathFactory, store_backend: str, request: pytest.FixtureRequest
+) -> Iterator[DaemonProcess]:
     """A third host that never imports the thread: every bundle it is given is forged, so
     it checks every record (a host holding the thread compares instead of inserting)."""
     with ExitStack() as stack:
-        yield starter(tmp_path_factory.mktemp("host-c"), stack)()
+        url = stack.enter_context(own_database(store_backend, request))
+        yield starter(tmp_path_factory.mktemp("host-c"), stack, url)()
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +172,27 @@ def test_an_imported_thread_continues_on_the_other_host_with_the_same_context(
     assert binding["contextDigest"] == on_a["digest"]
     assert binding["contextRevision"] == on_a["revision"]
     assert "use tomllib" in (work / "seen.md").read_text()
+
+
+def test_a_bundle_continues_on_a_host_with_its_own_sqlite(
+    moved: dict[str, Any], hosts: tuple[DaemonProcess, DaemonProcess], tmp_path: Path
+) -> None:
+    """Exported from A (on PostgreSQL in the second run), imported by a host keeping its own
+    SQLite file: the same context, and a root continues on it."""
+    a, _ = hosts
+    with ExitStack() as stack:
+        (tmp_path / "laptop").mkdir()
+        laptop = starter(tmp_path / "laptop", stack)()
+        assert "ALP_STORE_URL" not in laptop.env
+        done = laptop.cli("thread", "import", str(moved["bundle"]), "--json")
+        assert done.returncode == 0, done.stderr
+        on_a, here = context(a, moved["thread"]), context(laptop, moved["thread"])
+        assert (here["digest"], here["revision"]) == (on_a["digest"], on_a["revision"])
+        work = tmp_path / "laptop-work"
+        work.mkdir()
+        root = run_root(laptop, moved["thread"], 'cat "$ALP_SESSION_CONTEXT" > seen.md', work)
+        assert root["policy"]["binding"]["contextDigest"] == on_a["digest"]
+        assert "use tomllib" in (work / "seen.md").read_text()
 
 
 def test_importing_the_same_bundle_again_changes_nothing(

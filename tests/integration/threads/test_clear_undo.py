@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from daemons import StartAlpd
+from store_access import raw_db
 from test_thread_invariants import (
     context,
     new_thread,
@@ -22,7 +23,7 @@ from test_thread_invariants import (
     run_root,
     settled,
 )
-from transcripts import Claude, db, write_db
+from transcripts import Claude, db
 
 from alpctl.client import RpcError
 from alpd.services.history.labels import recap_entries
@@ -57,7 +58,7 @@ def give_history(
     claude = Claude()
     transcript = base / f"{execution_id}.jsonl"
     transcript.write_bytes(claude.prompt(text) + claude.reply(f"noted: {text}"))
-    with write_db(d.home) as conn:
+    with raw_db(d) as conn:  # either backend
         conn.execute(
             "UPDATE executions SET transcript_path = ?, history_level = NULL WHERE id = ?",
             (str(transcript), execution_id),
