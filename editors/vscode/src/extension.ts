@@ -437,6 +437,17 @@ async function pickThread(connection: Connection, given?: unknown): Promise<stri
   return picked?.id;
 }
 
+/** A command whose failure is shown to the person, by name (not left in VS Code's log). */
+function command(name: string, run: (given?: unknown) => Promise<unknown>): vscode.Disposable {
+  return vscode.commands.registerCommand(name, async (given?: unknown) => {
+    try {
+      await run(given);
+    } catch (error) {
+      showError(error);
+    }
+  });
+}
+
 export function activate(context: vscode.ExtensionContext): void {
   const connection = new LiveConnection({
     socket: () => vscode.workspace.getConfiguration("alp").get<string>("socket") || socketPath(),
@@ -519,26 +530,14 @@ export function activate(context: vscode.ExtensionContext): void {
       running.refresh();
       memoryTree.refresh();
     }),
-    vscode.commands.registerCommand("alp.showThread", async (given?: unknown) => {
-      let id: string | undefined;
-      try {
-        id = await pickThread(connection, given);
-      } catch (error) {
-        showError(error);
-        return;
-      }
+    command("alp.showThread", async (given) => {
+      const id = await pickThread(connection, given);
       if (!id) return;
       const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(`${SCHEME}:${id}.md`));
       await vscode.commands.executeCommand("markdown.showPreview", document.uri);
     }),
-    vscode.commands.registerCommand("alp.continueInTerminal", async (given?: unknown) => {
-      let id: string | undefined;
-      try {
-        id = await pickThread(connection, given);
-      } catch (error) {
-        showError(error);
-        return;
-      }
+    command("alp.continueInTerminal", async (given) => {
+      const id = await pickThread(connection, given);
       if (!id) return;
       const command = vscode.workspace.getConfiguration("alp").get<string>("command") || "alp";
       const terminal = vscode.window.createTerminal({
@@ -549,156 +548,110 @@ export function activate(context: vscode.ExtensionContext): void {
       });
       terminal.show();
     }),
-    vscode.commands.registerCommand("alp.showTranscript", async (given?: unknown) => {
-      let id: string | undefined;
-      try {
-        id = await pickThread(connection, given);
-      } catch (error) {
-        showError(error);
-        return;
-      }
+    command("alp.showTranscript", async (given) => {
+      const id = await pickThread(connection, given);
       if (id) await openText(TranscriptProvider.uri(id));
     }),
-    vscode.commands.registerCommand("alp.transcriptOlder", async (given?: unknown) => {
+    command("alp.transcriptOlder", async (given) => {
       const id = logThreadOf(given);
-      if (id) await transcripts.older(id).catch(showError);
+      if (id) await transcripts.older(id);
     }),
-    vscode.commands.registerCommand("alp.transcriptFull", async (given?: unknown) => {
+    command("alp.transcriptFull", async (given) => {
       const id = logThreadOf(given);
-      if (id) await transcripts.reload(id, !transcripts.views.get(id)?.full).catch(showError);
+      if (id) await transcripts.reload(id, !transcripts.views.get(id)?.full);
     }),
-    vscode.commands.registerCommand("alp.showDiff", async (given?: unknown) => {
+    command("alp.showDiff", async (given) => {
       const target = diffOf(given);
       if (target) return openText(DiffProvider.uri(target.threadId, target.root));
-      try {
-        const id = await pickThread(connection, given);
-        if (id) await openText(DiffProvider.uri(id));
-      } catch (error) {
-        showError(error);
+      const id = await pickThread(connection, given);
+      if (id) await openText(DiffProvider.uri(id));
+    }),
+    command("alp.restoreFiles", async (given) => {
+      const target: { threadId?: string; root?: number } = diffOf(given) ?? { threadId: await pickThread(connection, given) };
+      if (!target.threadId) return;
+      const done = await restoreFiles(await connection.get(), target.threadId, target.root, ask);
+      if (done) {
+        void vscode.window.showInformationMessage(
+          `alp: put ${done.changes.length} files back to before step ${done.undone}; "alp: Undo Files of the Last Step" takes it back`,
+        );
+        diffs.update(target.threadId);
       }
     }),
-    vscode.commands.registerCommand("alp.restoreFiles", async (given?: unknown) => {
-      try {
-        const target: { threadId?: string; root?: number } = diffOf(given) ?? { threadId: await pickThread(connection, given) };
-        if (!target.threadId) return;
-        const done = await restoreFiles(await connection.get(), target.threadId, target.root, ask);
-        if (done) {
-          void vscode.window.showInformationMessage(
-            `alp: put ${done.changes.length} files back to before step ${done.undone}; "alp: Undo Files of the Last Step" takes it back`,
-          );
-          diffs.update(target.threadId);
-        }
-      } catch (error) {
-        showError(error);
+    command("alp.undoFiles", async (given) => {
+      const threadId = diffOf(given)?.threadId ?? (await pickThread(connection, given));
+      if (!threadId) return;
+      const done = await restoreFiles(await connection.get(), threadId, undefined, ask);
+      if (done) {
+        void vscode.window.showInformationMessage(`alp: undid the files of step ${done.undone}`);
+        diffs.update(threadId);
       }
     }),
-    vscode.commands.registerCommand("alp.undoFiles", async (given?: unknown) => {
-      try {
-        const threadId = diffOf(given)?.threadId ?? (await pickThread(connection, given));
-        if (!threadId) return;
-        const done = await restoreFiles(await connection.get(), threadId, undefined, ask);
-        if (done) {
-          void vscode.window.showInformationMessage(`alp: undid the files of step ${done.undone}`);
-          diffs.update(threadId);
-        }
-      } catch (error) {
-        showError(error);
-      }
+    command("alp.memoryShow", async (given) => {
+      const memory = await pickMemory(connection, given);
+      if (memory) await openText(vscode.Uri.parse(`${MEMORY_SCHEME}:${memory.id}.txt`));
     }),
-    vscode.commands.registerCommand("alp.memoryShow", async (given?: unknown) => {
-      try {
-        const memory = await pickMemory(connection, given);
-        if (memory) await openText(vscode.Uri.parse(`${MEMORY_SCHEME}:${memory.id}.txt`));
-      } catch (error) {
-        showError(error);
-      }
-    }),
-    vscode.commands.registerCommand("alp.memoryAdd", async () => {
+    command("alp.memoryAdd", async () => {
       const text = await vscode.window.showInputBox({ prompt: "Remember (one statement, at most 500 characters)" });
       if (!text) return;
       const kind = await vscode.window.showQuickPick(["fact", "convention", "preference", "lesson"], { placeHolder: "Kind" });
       if (!kind) return;
       const scope = await vscode.window.showQuickPick(["workspace", "global"], { placeHolder: "Scope" });
       if (!scope) return;
-      try {
-        const added = await (await connection.get()).memoryAdd({ text, kind: kind as MemoryKind, scope: scope as MemoryScope, cwd: cwd() });
-        void vscode.window.showInformationMessage(`alp: remembered ${added.id}`);
-        memoryChanged();
-      } catch (error) {
-        showError(error);
-      }
+      const added = await (await connection.get()).memoryAdd({ text, kind: kind as MemoryKind, scope: scope as MemoryScope, cwd: cwd() });
+      void vscode.window.showInformationMessage(`alp: remembered ${added.id}`);
+      memoryChanged();
     }),
-    vscode.commands.registerCommand("alp.memoryPromote", async (given?: unknown) => {
-      try {
-        const threadId = await pickThread(connection, given);
-        if (!threadId) return;
-        const show = await (await connection.get()).showThread(threadId);
-        const pins = Object.values(show.context.snapshot).flatMap((value) => (Array.isArray(value) ? value : value ? [value] : []));
-        const picked = await vscode.window.showQuickPick(
-          pins.filter((pin) => pin.id).map((pin) => ({ label: pin.text.replace(/\s+/g, " "), description: pin.id, id: pin.id as string })),
-          { placeHolder: "The pinned line to remember" },
-        );
-        if (!picked) return;
-        const promoted = await (await connection.get()).memoryPromote(threadId, picked.id);
-        void vscode.window.showInformationMessage(`alp: remembered ${promoted.id}, citing the pin`);
-        memoryChanged();
-      } catch (error) {
-        showError(error);
-      }
+    command("alp.memoryPromote", async (given) => {
+      const threadId = await pickThread(connection, given);
+      if (!threadId) return;
+      const show = await (await connection.get()).showThread(threadId);
+      const pins = Object.values(show.context.snapshot).flatMap((value) => (Array.isArray(value) ? value : value ? [value] : []));
+      const picked = await vscode.window.showQuickPick(
+        pins.filter((pin) => pin.id).map((pin) => ({ label: pin.text.replace(/\s+/g, " "), description: pin.id, id: pin.id as string })),
+        { placeHolder: "The pinned line to remember" },
+      );
+      if (!picked) return;
+      const promoted = await (await connection.get()).memoryPromote(threadId, picked.id);
+      void vscode.window.showInformationMessage(`alp: remembered ${promoted.id}, citing the pin`);
+      memoryChanged();
     }),
-    vscode.commands.registerCommand("alp.memorySupersede", async (given?: unknown) => {
-      try {
-        const memory = await pickMemory(connection, given);
-        if (!memory) return;
-        const text = await vscode.window.showInputBox({ prompt: `New text of ${memory.id}`, value: memory.text });
-        if (!text) return;
-        const now = await (await connection.get()).memorySupersede(memory.id, text);
-        void vscode.window.showInformationMessage(`alp: ${memory.id} is now version ${now.version}`);
-        memoryChanged();
-      } catch (error) {
-        showError(error);
-      }
+    command("alp.memorySupersede", async (given) => {
+      const memory = await pickMemory(connection, given);
+      if (!memory) return;
+      const text = await vscode.window.showInputBox({ prompt: `New text of ${memory.id}`, value: memory.text });
+      if (!text) return;
+      const now = await (await connection.get()).memorySupersede(memory.id, text);
+      void vscode.window.showInformationMessage(`alp: ${memory.id} is now version ${now.version}`);
+      memoryChanged();
     }),
-    vscode.commands.registerCommand("alp.memoryRetract", async (given?: unknown) => {
-      try {
-        const memory = await pickMemory(connection, given);
-        if (!memory || !(await ask(`Retract ${memory.id}?`, `${memory.text}\n\nIt never reaches a run again.`))) return;
-        await (await connection.get()).memoryRetract(memory.id);
-        memoryChanged();
-      } catch (error) {
-        showError(error);
-      }
+    command("alp.memoryRetract", async (given) => {
+      const memory = await pickMemory(connection, given);
+      if (!memory || !(await ask(`Retract ${memory.id}?`, `${memory.text}\n\nIt never reaches a run again.`))) return;
+      await (await connection.get()).memoryRetract(memory.id);
+      memoryChanged();
     }),
-    vscode.commands.registerCommand("alp.memoryConfirm", async (given?: unknown) => {
-      try {
-        const memory = await pickMemory(connection, given);
-        if (!memory) return;
-        await (await connection.get()).memoryReview({ cwd: cwd(), confirm: [memory.id] });
-        void vscode.window.showInformationMessage(`alp: confirmed ${memory.id}`);
-        memoryChanged();
-      } catch (error) {
-        showError(error);
-      }
+    command("alp.memoryConfirm", async (given) => {
+      const memory = await pickMemory(connection, given);
+      if (!memory) return;
+      await (await connection.get()).memoryReview({ cwd: cwd(), confirm: [memory.id] });
+      void vscode.window.showInformationMessage(`alp: confirmed ${memory.id}`);
+      memoryChanged();
     }),
     vscode.commands.registerCommand("alp.memoryReview", () => openText(vscode.Uri.parse(`${MEMORY_SCHEME}:review.txt`))),
-    vscode.commands.registerCommand("alp.search", async () => {
+    command("alp.search", async () => {
       const query = await vscode.window.showInputBox({ prompt: 'Search history: words, "a phrase", prefix*' });
       if (!query) return;
-      try {
-        const mode = vscode.workspace.getConfiguration("alp").get<SearchMode>("searchMode") || "hybrid";
-        const result = await withCancellableProgress(`alp: searching for ${query}`, async (token) =>
-          (await connection.get()).search(query, 50, { token }, mode),
-        );
-        if (result.notice) void vscode.window.showWarningMessage(`alp: ${result.notice}`);
-        const hits = result.hits;
-        const picked = await vscode.window.showQuickPick(
-          hits.map((hit) => ({ ...hitLabel(hit), threadId: hit.threadId })),
-          { placeHolder: `${hits.length} matches (${result.mode ?? "keyword"})`, matchOnDetail: true },
-        );
-        if (picked?.threadId) await vscode.commands.executeCommand("alp.showThread", picked.threadId);
-      } catch (error) {
-        showError(error);
-      }
+      const mode = vscode.workspace.getConfiguration("alp").get<SearchMode>("searchMode") || "hybrid";
+      const result = await withCancellableProgress(`alp: searching for ${query}`, async (token) =>
+        (await connection.get()).search(query, 50, { token }, mode),
+      );
+      if (result.notice) void vscode.window.showWarningMessage(`alp: ${result.notice}`);
+      const hits = result.hits;
+      const picked = await vscode.window.showQuickPick(
+        hits.map((hit) => ({ ...hitLabel(hit), threadId: hit.threadId })),
+        { placeHolder: `${hits.length} matches (${result.mode ?? "keyword"})`, matchOnDetail: true },
+      );
+      if (picked?.threadId) await vscode.commands.executeCommand("alp.showThread", picked.threadId);
     }),
   );
 }

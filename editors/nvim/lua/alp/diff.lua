@@ -6,12 +6,7 @@ local render = require("alp.render")
 
 local M = {}
 
-local function value(x)
-  if x == nil or x == vim.NIL then
-    return nil
-  end
-  return x
-end
+local value = render.value
 
 --- The diff buffer's lines. Pure.
 function M.diff_lines(diff)

@@ -294,6 +294,24 @@ function M.read(buf)
   local function map(key, fn)
     vim.keymap.set("n", key, fn, opts)
   end
+  --- a key's handler: the action `M[action]` on the id `find` gives for the cursor's line
+  local function with(find, action)
+    return function()
+      local id = find()
+      if id then
+        M[action](id)
+      end
+    end
+  end
+  local function memory()
+    return memory_under_cursor(buf)
+  end
+  local function listed()
+    return thread_under_cursor(buf)
+  end
+  local function thread()
+    return vim.b[buf].alp_thread or thread_under_cursor(buf)
+  end
   map("r", function()
     M.refresh(buf)
   end)
@@ -309,33 +327,13 @@ function M.read(buf)
       end
     end)
   elseif name:match("^alp://memory") then
-    map("<CR>", function()
-      local id = memory_under_cursor(buf)
-      if id then
-        M.memory_show(id)
-      end
-    end)
+    map("<CR>", with(memory, "memory_show"))
     map("a", function()
       M.memory_add()
     end)
-    map("s", function()
-      local id = memory_under_cursor(buf)
-      if id then
-        M.memory_supersede(id)
-      end
-    end)
-    map("x", function()
-      local id = memory_under_cursor(buf)
-      if id then
-        M.memory_retract(id)
-      end
-    end)
-    map("c", function()
-      local id = memory_under_cursor(buf)
-      if id then
-        M.memory_confirm(id)
-      end
-    end)
+    map("s", with(memory, "memory_supersede"))
+    map("x", with(memory, "memory_retract"))
+    map("c", with(memory, "memory_confirm"))
     map("R", function()
       M.memory_review()
     end)
@@ -346,30 +344,10 @@ function M.read(buf)
       M.restore(vim.b[buf].alp_thread, root ~= false and root or nil)
     end)
   else
-    map("c", function()
-      local id = vim.b[buf].alp_thread or thread_under_cursor(buf)
-      if id then
-        M.continue(id)
-      end
-    end)
-    map("<CR>", function()
-      local id = thread_under_cursor(buf)
-      if id then
-        M.show(id)
-      end
-    end)
-    map("l", function()
-      local id = vim.b[buf].alp_thread or thread_under_cursor(buf)
-      if id then
-        M.log(id)
-      end
-    end)
-    map("d", function()
-      local id = vim.b[buf].alp_thread or thread_under_cursor(buf)
-      if id then
-        M.diff(id)
-      end
-    end)
+    map("c", with(thread, "continue"))
+    map("<CR>", with(listed, "show"))
+    map("l", with(thread, "log"))
+    map("d", with(thread, "diff"))
     map("m", function()
       local pins = vim.b[buf].alp_pins or {}
       local pin = pins[vim.api.nvim_win_get_cursor(0)[1]]

@@ -11,12 +11,7 @@ local M = {}
 local KINDS = { fact = true, convention = true, preference = true, lesson = true }
 local SCOPES = { workspace = true, global = true }
 
-local function value(x)
-  if x == nil or x == vim.NIL then
-    return nil
-  end
-  return x
-end
+local value = render.value
 
 local function memory_line(memory)
   return ("%-10s %-9s %-10s %s  %s  confirmed %s"):format(
@@ -48,11 +43,7 @@ function M.list_lines(result, workspace)
     table.insert(ids, false)
     table.insert(ids, false)
   end
-  table.insert(lines, "")
-  table.insert(lines, "<CR> show   a add   s supersede   x retract   c confirm (still true)   R review   r refresh")
-  table.insert(ids, false)
-  table.insert(ids, false)
-  return lines, ids
+  return render.footer(lines, ids, "<CR> show   a add   s supersede   x retract   c confirm (still true)   R review   r refresh")
 end
 
 --- A memory: what it says, its state, its citation, its versions (chain verified). Pure.
@@ -114,11 +105,7 @@ function M.review_lines(result, days)
     table.insert(lines, ("  %s  (%s %s)"):format(memory_line(change.memory), render.oneline(change.filePath), state))
     table.insert(ids, change.memory.id)
   end
-  table.insert(lines, "")
-  table.insert(lines, "c confirm (still true)   s supersede   x retract   <CR> show   r refresh")
-  table.insert(ids, false)
-  table.insert(ids, false)
-  return lines, ids
+  return render.footer(lines, ids, "c confirm (still true)   s supersede   x retract   <CR> show   r refresh")
 end
 
 --- `[--scope workspace|global] [--kind K] TEXT` → params, or nil and why.

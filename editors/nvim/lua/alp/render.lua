@@ -3,11 +3,22 @@ local clock = require("alp.clock")
 
 local M = {}
 
-local function value(x)
+--- A value from the daemon's JSON, with JSON null (vim.NIL) read as nil.
+function M.value(x)
   if x == nil or x == vim.NIL then
     return nil
   end
   return x
+end
+
+local value = M.value
+
+--- A list buffer's last lines: a blank line and the keys' help, neither naming an item
+--- (`ids` holds false for them); the lines and ids, for a `return`.
+function M.footer(lines, ids, help)
+  vim.list_extend(lines, { "", help })
+  vim.list_extend(ids, { false, false })
+  return lines, ids
 end
 
 --- Text from the daemon on one buffer line: a line break (a buffer line cannot hold one)
@@ -70,11 +81,7 @@ function M.thread_list(threads, workspace)
     )
     table.insert(ids, thread.id)
   end
-  table.insert(lines, "")
-  table.insert(lines, "<CR> show   l transcript   d diff   c continue in a terminal   r refresh   (● = a run is in progress)")
-  table.insert(ids, false)
-  table.insert(ids, false)
-  return lines, ids
+  return M.footer(lines, ids, "<CR> show   l transcript   d diff   c continue in a terminal   r refresh   (● = a run is in progress)")
 end
 
 local SECTIONS = {

@@ -17,12 +17,7 @@ M.CATCH_UP_PAGES = 10
 --- characters of a tool's input and of its result on its line (as `alp thread log`)
 M.TOOL_CHARS = 80
 
-local function value(x)
-  if x == nil or x == vim.NIL then
-    return nil
-  end
-  return x
-end
+local value = render.value
 
 local SPEAKERS = { person = "you", assistant = "assistant", tool = "tool", system = "system" }
 
@@ -169,16 +164,23 @@ function M.take_older(view, page)
   settle_live(view)
 end
 
+--- Puts `item` where `list` holds the item of the same cursor; whether it did.
+local function replace(list, item)
+  for i, held in ipairs(list) do
+    if held.cursor == item.cursor then
+      list[i] = item
+      return true
+    end
+  end
+  return false
+end
+
 --- A page read `after = view.next` (or the newest page): its items go last; an item the
 --- view holds already (a report given again with later entries) is replaced in place.
 function M.take_newer(view, page)
   for _, item in ipairs(page.items) do
     if view.seen[item.cursor] then
-      for i, held in ipairs(view.items) do
-        if held.cursor == item.cursor then
-          view.items[i] = item
-        end
-      end
+      replace(view.items, item)
     else
       view.seen[item.cursor] = true
       table.insert(view.items, item)
@@ -198,21 +200,9 @@ function M.take_live(view, notification)
   take_roots(view, notification.roots)
   for _, item in ipairs(value(notification.items) or {}) do
     if view.seen[item.cursor] then
-      for i, held in ipairs(view.items) do
-        if held.cursor == item.cursor then
-          view.items[i] = item
-        end
-      end
-    else
-      local replaced = false
-      for i, held in ipairs(view.live) do
-        if held.cursor == item.cursor then
-          view.live[i], replaced = item, true
-        end
-      end
-      if not replaced then
-        table.insert(view.live, item)
-      end
+      replace(view.items, item)
+    elseif not replace(view.live, item) then
+      table.insert(view.live, item)
     end
   end
 end
