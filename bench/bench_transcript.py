@@ -8,11 +8,15 @@ added after it, so a page crosses roots and has events (a root marker, a deliver
 report) as well as entries. Sizes: ALP_BENCH_TRANSCRIPT_SIZES (default "1000,100000").
 
 (a) The first page (no cursor: the newest `LIMIT` items, what `alp thread log` asks)
-    over the socket, p50 and p99 of QUERIES calls, against the same statements run straight
-    on SQLite with sqlite3 (`alpd.store.history.transcript`'s roots, events, entries and
-    tool-halves statements for the same bound and limit, `fetchall`), alternating which goes
-    first. What the floor leaves out is alpd's own work: the owner check, re-hashing every
-    entry shown, building the items, encoding, the socket.
+    over the socket, p50 and p99 of QUERIES calls, against the floor: the same statements
+    `alpd.store.history.transcript.read_page` runs for that page, with the same parameters,
+    run straight on SQLite with sqlite3 in the bench's process (`first_page_sql`: the owner
+    check, the thread's roots, the events page, each root's entries from the newest root
+    back until `LIMIT + 1` are read, and the tool-halves statement(s) for the page's
+    entries; `fetchall` each, rows as alpd reads them: `sqlite3.Row` for roots and events,
+    tuples for entries and halves), alternating which goes first. What the floor leaves
+    out is all alpd does besides those statements: the socket and the client's JSON, the
+    dispatch, re-hashing every entry shown, building the items, encoding them.
     Goal: p50 within 2× at every size.
     Printed beside it, for the cause of a miss: `daemon/ping`'s p50 (what any call costs:
     the socket, the event loop, the client's JSON; the floor pays none of it), and the
@@ -42,6 +46,7 @@ from alpd.domain.history.transcript import END
 from alpd.store.history.transcript import (
     _ENTRIES,
     _EVENTS_PAGE,
+    _OWNER,
     _ROOTS,
     PageQuery,
     halves_sql,
@@ -129,6 +134,7 @@ def make_thread(d: DaemonProcess, base: Path, entries: int) -> str:
 def first_page_sql(connection: sqlite3.Connection, thread_id: str) -> None:
     """The statements `read_page` runs for the newest page, straight on SQLite (the entries
     and their halves as tuples, as `read_page` reads them)."""
+    connection.execute(_OWNER, (thread_id,)).fetchone()
     roots = connection.execute(_ROOTS, (thread_id,)).fetchall()
     want = LIMIT + 1
     connection.execute(_EVENTS_PAGE["before"], (thread_id, *END, None, None, want)).fetchall()
@@ -250,7 +256,8 @@ def run() -> list[Result]:
                         p50s[size] = mine
                     results.append(
                         Result(
-                            f"thread/transcript first page {name} vs its SQL, {size:,} entries",
+                            f"thread/transcript first page {name} vs its statements on "
+                            f"SQLite, {size:,} entries",
                             mine,
                             "ms",
                             floor,

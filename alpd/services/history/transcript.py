@@ -1,7 +1,8 @@
 """`thread/transcript`: a thread's conversation, a page at a time, and its live items.
 
-A page is one hop to the reader's thread (`alpd.store.history.transcript.read_page`: the
-owner check, every bounded read, the digest check) and a pure build
+A page is one unit of reads (`alpd.store.history.transcript.read_page`: the owner check,
+every bounded read, the digest check), run on the event loop's thread with no hop
+(`Store.read_inline`), and a pure build
 (`alpd.domain.history.transcript.build_page`). Live: after the history sync copies new
 entries of a root (every second while it runs, `alpd.background.history_sync`;
 `publish_after`), and after a report is written (`publish_report`), subscribers of
@@ -65,7 +66,9 @@ class TranscriptService:
             root=params.root,
             since=params.since,
         )
-        rows = await self.d.store.read(partial(read_page, query=query))
+        # No hop: the page's reads are bounded (by indexes, LIMIT and `limit`), and the hop
+        # to the reader's thread cost as much as they do (`Store.read_inline`).
+        rows = await self.d.store.read_inline(partial(read_page, query=query))
         return build_page(params.thread_id, rows, direction, bound, params.limit, full=params.full)
 
     def listened(self, thread_id: str) -> bool:

@@ -1,5 +1,6 @@
-"""`thread/transcript`'s statements: one page of a thread's conversation, in one hop to the
-reader's thread (`read_page`); where a running root's new items go is `transcript_live`.
+"""`thread/transcript`'s statements: one page of a thread's conversation (`read_page`, one
+unit of work: run on the event loop's thread by `Store.read_inline`, as its reads are
+bounded); where a running root's new items go is `transcript_live`.
 
 Every row carries its place `(s, p, n)` (`alpd.domain.history.transcript.Key`: the root's
 sequence, the phase within it, a number within the phase; docs/transcript.md). The page is
@@ -286,8 +287,11 @@ def read_page(conn: BlockingTx, query: PageQuery) -> TranscriptRows:
     )
 
 
+_OWNER: Final = "SELECT owner_uid FROM threads WHERE id = ?"
+
+
 def _check_owner(conn: BlockingTx, thread_id: str, uid: int) -> None:
-    row = conn.execute("SELECT owner_uid FROM threads WHERE id = ?", (thread_id,)).fetchone()
+    row = conn.execute(_OWNER, (thread_id,)).fetchone()
     if row is None:
         raise ThreadNotFound(
             f"no thread {thread_id!r}; `alp thread list --all` shows yours", threadId=thread_id

@@ -159,6 +159,10 @@ class PostgresStore(Store):
     async def read(self, work: Callable[[Any], T]) -> T:
         return await anyio.to_thread.run_sync(self._read_now, work)
 
+    async def read_inline(self, work: Callable[[Any], T], budget: float = 0.0) -> T:
+        """A networked database has no read without a hop: `read`."""
+        return await self.read(work)
+
     def _read_now(self, work: Callable[[Any], T]) -> T:
         conn = self._getconn()
         try:
