@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeAlias, TypeVar
@@ -32,6 +31,7 @@ from alpd.store.health import (
     missing_objects,
     opening_failure,
 )
+from alpd.store.inline import BUDGET, InlineReader
 from alpd.store.migrations import APPLICATION_ID, LATEST_VERSION, MIGRATIONS
 
 T = TypeVar("T")
@@ -88,11 +88,6 @@ _PRAGMAS = (
 #: re-read their own pages (bench, 300 MB import: the inserts -30%, the writer -10% CPU;
 #: 16 MiB did no better)
 _WRITER_CACHE = "PRAGMA cache_size = -8192"
-#: how long `Store.read_inline`'s statements may hold the event loop (seconds of SQLite's
-#: steps) before they are interrupted and the work is done again on the reader's thread
-INLINE_BUDGET = 0.005
-#: SQLite VM steps between two looks at that budget (a look is one Python call: ~0.1 µs)
-_INLINE_STEPS = 2000
 #: WAL pages between checkpoints: SQLite's default, and during a bulk write (`Store.bulk`)
 CHECKPOINT_PAGES = 1000
 BULK_CHECKPOINT_PAGES = 10_000
@@ -147,17 +142,6 @@ async def _connect(path: Path, *, read_only: bool) -> aiosqlite.Connection:
     return conn
 
 
-def _inline_connection(path: Path, over_budget: Callable[[], int]) -> sqlite3.Connection:
-    """`Store.read_inline`'s connection: query-only, no busy wait (a locked database hands
-    the work to the reader's thread), interrupted when `over_budget()` says so."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA query_only = ON")
-    conn.execute("PRAGMA busy_timeout = 0")
-    conn.set_progress_handler(over_budget, _INLINE_STEPS)
-    return conn
-
-
 def dialect_of(handle: object) -> str:
     """`sqlite` or `postgres`: the SQL a store, unit or read connection speaks, for the few
     statements written once per backend (full-text search); every other statement is
@@ -176,10 +160,7 @@ class Store:
         self._reader = reader
         self._write_lock = anyio.Lock()
         self._bulk = 0
-        #: `read_inline`'s connection, opened on the event loop's thread at its first use
-        self._inline: sqlite3.Connection | None = None
-        self._inline_deadline = 0.0
-        self._inline_interrupted = False
+        self._inline = InlineReader(path)
 
     @classmethod
     async def open(cls, path: Path) -> Store:
@@ -208,9 +189,7 @@ class Store:
         return cls(path, writer, reader)
 
     async def close(self) -> None:
-        if self._inline is not None:
-            self._inline.close()
-            self._inline = None
+        self._inline.close()
         with anyio.CancelScope(shield=True):
             await self._reader.close()
             async with self._write_lock:
@@ -298,34 +277,19 @@ class Store:
         return await on_thread(self._reader, work)
 
     async def read_inline(
-        self, work: Callable[[sqlite3.Connection], T], budget: float = INLINE_BUDGET
+        self, work: Callable[[sqlite3.Connection], T], budget: float = BUDGET
     ) -> T:
-        """`work(connection)` run at once on the event loop's own thread, on a query-only
-        connection of its own: no hop. For a small read bounded by indexes and LIMITs (a
-        transcript page: its statements take ~0.3 ms), where the hop to the reader's thread
-        costs as much as the work (two thread wake-ups: 0.1 ms on an idle machine, 0.3 to
-        2 ms on a loaded one; bench/bench_transcript.py). It holds the loop while it runs, so
-        its statements get `budget` seconds: past it SQLite is interrupted and `work` runs
-        again through `read` — as it does on any other SQLite error here (SQLITE_BUSY is not
-        waited for on the loop). `work` must be a read whose Python is bounded too."""
-        conn = self._inline
-        if conn is None:
-            conn = self._inline = _inline_connection(self.path, self._over_budget)
-        self._inline_deadline = time.monotonic() + budget
-        self._inline_interrupted = False
+        """`work(connection)` at once on the event loop's thread, no hop (`alpd.store.inline`):
+        for a small read bounded by indexes and LIMITs whose Python is bounded too (a
+        transcript page). Past `budget` seconds of statements, or on a SQLite error, it is
+        done again through `read`."""
         try:
-            return work(conn)
+            return self._inline.run(work, budget)
         except sqlite3.OperationalError as exc:
             log.debug(
-                "inline_read_handed_over", over_budget=self._inline_interrupted, error=str(exc)
+                "inline_read_handed_over", over_budget=self._inline.interrupted, error=str(exc)
             )
         return await self.read(work)
-
-    def _over_budget(self) -> int:
-        if time.monotonic() > self._inline_deadline:
-            self._inline_interrupted = True
-            return 1
-        return 0
 
     async def writer_alive(self) -> bool:
         """A trivial round trip through the writer connection (for the systemd watchdog)."""
