@@ -70,7 +70,9 @@ def _as_owner(command: list[str], owner: str | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def running_cluster(bin_dir: Path) -> Iterator[Cluster]:
+def running_cluster(bin_dir: Path, *, fsync: bool = False) -> Iterator[Cluster]:
+    """A cluster for the tests (`fsync=off`: nothing in it must survive a crash); the bench
+    asks for `fsync=True`, to compare with SQLite's `synchronous=FULL` on equal terms."""
     owner = "nobody" if os.geteuid() == 0 else None
     top = Path(tempfile.mkdtemp(prefix="alp-pg-"))
     data = top / "data"
@@ -87,7 +89,8 @@ def running_cluster(bin_dir: Path) -> Iterator[Cluster]:
         ),
         **run,  # type: ignore[arg-type]
     )
-    options = f"-c listen_addresses='' -k {top} -c fsync=off -c max_connections=200"
+    durable = "on" if fsync else "off"
+    options = f"-c listen_addresses='' -k {top} -c fsync={durable} -c max_connections=200"
     subprocess.run(
         _as_owner(
             [

@@ -912,6 +912,12 @@ V29_CHANNEL_SEEN: Final = (
     "CREATE INDEX channel_seen_until ON channel_seen (channel, until)",
 )
 
+# PostgreSQL only (nothing on SQLite, whose FTS5 keeps its own index): the words of each
+# searched document stored beside it, so that ranking a match reads them instead of folding
+# and cutting its body again (the PostgreSQL bench found `history/search` p50 10x SQLite's,
+# nearly all of it `alp_words(body)` recomputed for `ts_rank`: docs/benchmarks.md).
+V30_SEARCH_VECTORS: Final[tuple[str, ...]] = ()
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -942,6 +948,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V27_REPORT_DESTINATIONS,
     V28_HOSTS,
     V29_CHANNEL_SEEN,
+    V30_SEARCH_VECTORS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)
@@ -955,4 +962,11 @@ POSTGRES_BASELINE: Final = 25
 #: trigger, a virtual table, a PRAGMA or an INTEGER PRIMARY KEY does not), as PostgreSQL runs
 #: it, under the same number; a unit test fails a migration that needs an entry and has none,
 #: so both backends migrate from one list
-POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {}
+POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
+    30: (
+        "ALTER TABLE search_words ADD COLUMN words tsvector "
+        "GENERATED ALWAYS AS (alp_words(body)) STORED",
+        "CREATE INDEX search_words_vectors ON search_words USING gin (words)",
+        "DROP INDEX search_words_words",
+    ),
+}

@@ -165,11 +165,16 @@ class PostgresStore(Store):
 
     def _read_now(self, work: Callable[[Any], T]) -> T:
         conn = self._getconn()
+        # The BEGIN psycopg sends before the first statement says it (one round trip, not a
+        # BEGIN and then a second one that sets the level: the bench counts them).
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        conn.read_only = True
         try:
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             return work(SqliteLike(conn))
         finally:
             _roll_back(conn)
+            conn.isolation_level = None
+            conn.read_only = None
             self._pool.putconn(conn)
 
     async def writer_alive(self) -> bool:
