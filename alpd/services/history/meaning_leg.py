@@ -1,7 +1,8 @@
 """The meaning leg of a search (docs/search.md): the answering generation's vectors in
-memory (`Matrix`, float32, loaded on the first search and extended as the index grows), the
-query's vector against all of them (numpy, brute force), and the best chunks filtered in SQL
-with keyword search's filters, 4 × more while too few pass.
+memory (`ranking.Matrix`: float16 as stored and an int8 code of each, loaded on the first
+search and extended as the index grows), the query against all of them (the exact best k,
+found through the codes: `ranking.Ranking`), and the best chunks filtered in SQL with keyword
+search's filters, 4 × more while too few pass.
 
 `MeaningIndex.plan` prepares a search on the loop's side (no hop: the query's vector comes
 from its cache, or from an endpoint in a worker thread); `meaning_leg` runs inside the
@@ -15,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
+from alpd.services.history.ranking import Matrix, Ranking, appended
+from alpd.services.history.ranking import empty_matrix as _empty
 from alpd.store.db import BlockingTx
 from alpd.store.history import vector_hits
 from alpd.store.history import vectors as store
@@ -32,19 +35,6 @@ __all__ = ["LegPlan", "LegResult", "Matrix", "Scored", "empty_matrix", "meaning_
 #: filter, `--role user`, is met there); past it, only the chunks that pass are ranked (a
 #: narrow one, `--thread`, `--runtime codex`: 264 → 74 ms at 1 GB when none pass)
 FIRST_WIDENING: Final = 16
-
-
-@dataclass
-class Matrix:
-    """The answering generation's vectors in memory: rows `[:count]` of `vectors`, the
-    chunk id of each row in `ids`. Grown by appending (a search holds the arrays it
-    started with)."""
-
-    generation: int
-    ids: npt.NDArray[np.int64]
-    vectors: npt.NDArray[np.float32]
-    count: int
-    loaded_through: int
 
 
 @dataclass(frozen=True)
@@ -77,26 +67,25 @@ def meaning_leg(
 ) -> LegResult:
     """The meaning leg, on the reader's thread inside a search's one hop: the matrix
     extended with the vectors embedded since it was loaded, the query embedded (when not
-    cached), the product (numpy releases the GIL: the loop runs meanwhile), the best chunks
-    filtered in SQL, 4 × more while too few pass. Ids only: the page's hits are made for
-    those shown (`vector_hits.chunk_hits`)."""
+    cached), the exact best chunks (`Ranking`) filtered in SQL, 4 × more while too few
+    pass. Ids only: the page's hits are made for those shown (`vector_hits.chunk_hits`)."""
     import numpy as np
 
     matrix = _extended(plan.matrix, plan.generation, conn)
     vector = plan.vector
     if vector is None:
         vector = plan.embedder.embed([plan.text])[0]
-    ids = matrix.ids[: matrix.count]
-    scores = _scores(matrix, vector)
-    found = _passing(conn, uid, params, ids, scores, want, widen_to=want * FIRST_WIDENING)
+    ranking = Ranking(matrix, vector)
+    found = _passing(conn, uid, params, ranking, None, want, widen_to=want * FIRST_WIDENING)
     if found is None:
         # The best of all held too few that pass the filters: rank only those that do.
+        ids = ranking.ids
         allowed = np.asarray(vector_hits.filtered_chunk_ids(conn, uid, params), dtype=np.int64)
         rows = np.searchsorted(ids, allowed)  # the matrix's ids ascend: rows are appended
         inside = rows < len(ids)
         rows, allowed = rows[inside], allowed[inside]
         rows = rows[ids[rows] == allowed]  # chunks the matrix holds (embedded, not replaced)
-        found = _passing(conn, uid, params, ids[rows], scores[rows], want, widen_to=None)
+        found = _passing(conn, uid, params, ranking, rows, want, widen_to=None)
     assert found is not None
     return LegResult(found, matrix, vector, plan.text)
 
@@ -105,18 +94,18 @@ def _passing(
     conn: BlockingTx,
     uid: int,
     params: m.HistorySearchParams,
-    ids: npt.NDArray[np.int64],
-    scores: npt.NDArray[np.float32],
+    ranking: Ranking,
+    rows: npt.NDArray[np.intp] | None,
     want: int,
     *,
     widen_to: int | None,
 ) -> list[Scored] | None:
-    """The best chunk of each of the best `want` units among `ids` that pass the filters in
-    SQL, taking 4 × more chunks while too few do: up to `widen_to` chunks (then None), or
-    until none are left (`widen_to` None)."""
+    """The best chunk of each of the best `want` units among `rows` (all when None) that
+    pass the filters in SQL, taking 4 × more chunks while too few do: up to `widen_to`
+    chunks (then None), or until none are left (`widen_to` None)."""
     candidates = want
     while True:
-        ranked = _top(ids, scores, candidates)
+        ranked = ranking.top(candidates, rows)
         cosine = dict(ranked)
         chosen = [c for c, _ in ranked]
         best: dict[int, Scored] = {}
@@ -131,15 +120,7 @@ def _passing(
 
 
 def empty_matrix(generation: store.Generation) -> Matrix:
-    import numpy as np
-
-    return Matrix(
-        generation.id,
-        np.zeros(0, dtype=np.int64),
-        np.zeros((0, generation.dims), dtype=np.float32),
-        0,
-        0,
-    )
+    return _empty(generation.id, generation.dims)
 
 
 def _extended(matrix: Matrix, generation: store.Generation, conn: BlockingTx) -> Matrix:
@@ -150,43 +131,5 @@ def _extended(matrix: Matrix, generation: store.Generation, conn: BlockingTx) ->
         )
         if not rows:
             return replace(matrix, loaded_through=through)
-        matrix = _appended(matrix, rows, generation.dims)
+        matrix = appended(matrix, rows, generation.dims)
     return matrix
-
-
-def _appended(matrix: Matrix, rows: list[tuple[int, bytes]], dims: int) -> Matrix:
-    import numpy as np
-
-    need = matrix.count + len(rows)
-    ids, vectors = matrix.ids, matrix.vectors
-    if need > len(ids):
-        capacity = max(need, 2 * len(ids), 1024)
-        ids = np.resize(ids, capacity)
-        grown = np.zeros((capacity, dims), dtype=np.float32)
-        grown[: matrix.count] = vectors[: matrix.count]
-        vectors = grown
-    block = np.frombuffer(b"".join(vector for _, vector in rows), dtype="<f2").reshape(-1, dims)
-    ids[matrix.count : need] = [chunk_id for chunk_id, _ in rows]
-    vectors[matrix.count : need] = block
-    return Matrix(matrix.generation, ids, vectors, need, rows[-1][0])
-
-
-def _scores(matrix: Matrix, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    scores: npt.NDArray[np.float32] = matrix.vectors[: matrix.count] @ query
-    return scores
-
-
-def _top(
-    ids: npt.NDArray[np.int64], scores: npt.NDArray[np.float32], k: int
-) -> list[tuple[int, float]]:
-    """The best `k` of the chunks `ids` (id, cosine), best first; a chunk no closer than
-    orthogonal to the query is no hit."""
-    import numpy as np
-
-    count = len(ids)
-    if count == 0:
-        return []
-    k = min(k, count)
-    best = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
-    best = best[np.argsort(-scores[best], kind="stable")]
-    return [(int(ids[i]), float(scores[i])) for i in best if scores[i] > 0.0]

@@ -1,6 +1,9 @@
-"""The meaning leg's first pass is exact (docs/search.md, "Why the product stays exact"): the
-matrix grown batch by batch holds every stored vector in chunk order, and the best k it
-returns are the k highest positive cosines of a full sort, on generated data of any shape."""
+"""The meaning leg's ranking is exact (docs/search.md, "An exact first pass"): the matrix
+grown batch by batch holds every stored vector in chunk order, and the best k it returns,
+found through int8 codes and their error bound, are the k highest positive cosines of a full
+sort (float64 of the stored values, ties by chunk id), on generated data of any shape —
+unit vectors, vectors of every length, rows repeated (ties), zero rows — with simsimd's
+kernel and with numpy's."""
 
 from __future__ import annotations
 
@@ -15,13 +18,21 @@ from alpd.services.history.embedders import _import_numpy
 _import_numpy()
 import numpy as np  # noqa: E402
 
-from alpd.services.history.meaning_leg import Matrix, _appended, _scores, _top  # noqa: E402
+from alpd.services.history import ranking  # noqa: E402
+from alpd.services.history.ranking import Matrix, Ranking, appended, empty_matrix  # noqa: E402
 
 DIMS = 16
+KERNELS = {"numpy": ranking._numpy_dots}
+try:
+    import simsimd  # noqa: F401
+
+    KERNELS["simsimd"] = ranking._simsimd_dots
+except ImportError:  # pragma: no cover - the semantic extra installs it
+    pass
 
 
 def grown(vectors: np.ndarray, batches: list[int]) -> Matrix:
-    matrix = Matrix(1, np.zeros(0, dtype=np.int64), np.zeros((0, DIMS), np.float32), 0, 0)
+    matrix = empty_matrix(1, vectors.shape[1])
     start = 0
     for size in [*batches, len(vectors)]:
         rows = [
@@ -29,38 +40,75 @@ def grown(vectors: np.ndarray, batches: list[int]) -> Matrix:
             for i in range(min(size, len(vectors) - start))
         ]
         if rows:
-            matrix = _appended(matrix, rows, DIMS)
+            matrix = appended(matrix, rows, vectors.shape[1])
             start += len(rows)
     return matrix
 
 
-@settings(max_examples=60, deadline=None)
+def exact_order(stored: np.ndarray, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The full sort: every cosine in float64, each row summed on its own, best first, ties
+    by chunk id (row + 1)."""
+    q = query.astype(np.float64)
+    cosines = [float(np.einsum("ij,j->i", row[None, :].astype(np.float64), q)[0]) for row in stored]
+    order = sorted(range(len(stored)), key=lambda i: (-cosines[i], i))[:k]
+    return [(i + 1, cosines[i]) for i in order if cosines[i] > 0]
+
+
+def generated(rng: np.random.Generator, chunks: int, dims: int, shape: str) -> np.ndarray:
+    vectors = rng.standard_normal((chunks, dims)).astype(np.float32)
+    if shape != "any length":
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    if shape == "repeated":  # a few distinct rows, each many times: ties everywhere
+        vectors = vectors[rng.integers(0, max(1, chunks // 50), chunks)]
+    if shape == "zeros":  # texts with no known token embed as zeros
+        vectors[rng.random(chunks) < 0.3] = 0.0
+    return vectors
+
+
+SHAPES = st.sampled_from(["unit", "any length", "repeated", "zeros"])
+
+
+@settings(max_examples=80, deadline=None)
 @given(
     st.integers(1, 3000),
     st.lists(st.integers(1, 700), max_size=6),
     st.integers(1, 200),
     st.integers(0, 2**32 - 1),
+    SHAPES,
+    st.sampled_from([DIMS, 3, 256]),
+    st.sampled_from(sorted(KERNELS)),
 )
 def test_the_best_k_are_the_exact_best_k(
-    chunks: int, batches: list[int], k: int, seed: int
+    chunks: int, batches: list[int], k: int, seed: int, shape: str, dims: int, kernel: str
 ) -> None:
     rng = np.random.default_rng(seed)
-    vectors = rng.standard_normal((chunks, DIMS)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = generated(rng, chunks, dims, shape)
     matrix = grown(vectors, batches)
-    stored = vectors.astype("<f2").astype(np.float32)
+    stored = vectors.astype("<f2")
     assert matrix.count == chunks
     assert np.array_equal(matrix.ids[:chunks], np.arange(1, chunks + 1))
     assert np.array_equal(matrix.vectors[:chunks], stored)
-    query = rng.standard_normal(DIMS).astype(np.float32)
-    query /= np.linalg.norm(query)
-    scores = _scores(matrix, query)
-    assert np.allclose(scores, stored @ query, atol=1e-6)
-    found = _top(matrix.ids[: matrix.count], scores, k)
-    order = sorted(range(chunks), key=lambda i: (-scores[i], i))[:k]
-    expected = [(i + 1, float(scores[i])) for i in order if scores[i] > 0]
-    # equal cosines may come in either order; anything else is the full sort's
-    assert sorted(found, key=lambda hit: (-hit[1], hit[0])) == expected
+    query = rng.standard_normal(dims).astype(np.float32)
+    if shape != "any length":
+        query /= np.linalg.norm(query)
+    found = Ranking(matrix, query, KERNELS[kernel])
+    assert found.top(k) == exact_order(stored, query, k)
+    # the approximate scores are within the bound of the exact ones, for every row
+    exact = found.exact(np.arange(chunks))
+    assert np.all(np.abs(found.approx - exact) <= found.bound)
+    # and the best k of some rows are the exact best k of those
+    rows = np.flatnonzero(rng.random(chunks) < 0.3)
+    expected = [(int(rows[i - 1]) + 1, c) for i, c in exact_order(stored[rows], query, k)]
+    assert found.top(k, rows) == expected
+
+
+def test_the_kernels_give_the_same_integers() -> None:
+    rng = np.random.default_rng(26)
+    codes = rng.integers(-127, 128, (5000, 256), dtype=np.int8)
+    query = rng.integers(-127, 128, 256, dtype=np.int8)
+    expected = codes.astype(np.int64) @ query.astype(np.int64)
+    for kernel in KERNELS.values():
+        assert np.array_equal(kernel(codes, query), expected)
 
 
 @settings(max_examples=40, deadline=None)
@@ -109,7 +157,9 @@ def test_a_narrow_filter_still_gets_the_exact_best_of_what_passes(
         for name, original in saved.items():
             setattr(leg.vector_hits, name, original)
         leg.store.embedded_through = saved_through  # type: ignore[assignment]
-    scores = matrix.vectors[:chunks] @ query
+    scores = np.einsum(
+        "ij,j->i", matrix.vectors[:chunks].astype(np.float64), query.astype(np.float64)
+    )
     passing = [c for c in range(1, chunks + 1) if passes(c) and scores[c - 1] > 0]
     expected = sorted(passing, key=lambda c: (-scores[c - 1], c))[:want]
     assert [s.candidate.chunk_id for s in found.found] == expected
