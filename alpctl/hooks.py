@@ -1,4 +1,5 @@
-"""Hooks the runtimes call back into: `alp hook session-start`, `alp hook deliver`.
+"""Hooks the runtimes call back into: `alp hook session-start`, `alp hook deliver`,
+`alp hook codex-approve`.
 
 Claude Code runs it (installed per run through `--settings`) when a session starts or, as
 we install it, after it compacts: the hook answers with the run's `session-context.md` as
@@ -12,6 +13,13 @@ alpd finds the run from this process's ancestry), prints them as `additionalCont
 Code adds that to its next model request — and then acknowledges them (`delivery/ack`), so
 alpd records them injected only once the runtime has them. Nothing waiting, no daemon, not
 inside a run: it prints nothing and exits 0; the deliveries wait for the next call or round.
+
+`codex-approve` is Codex's PreToolUse hook of a headless run whose runtime has `approvals =
+"chat"` (protocol/codex_approvals.py): it asks the person on a paired chat
+(`approval/request`) whether the shell command may run, and waits. Approve: it prints
+nothing (Codex runs the command). Anything else — Deny, no answer by the timeout, no chat,
+no daemon, not a run — is a deny Codex reads as the command's result ("Command blocked by
+PreToolUse hook: …"), with the reason the model can tell the person.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ def run(
         stdout.write(session_start(stdin, environ))
     elif name == "deliver":
         deliver(stdin, stdout, environ)
+    elif name == "codex-approve":
+        stdout.write(codex_approve(stdin, environ))
     else:
         return False
     return True
@@ -70,6 +80,52 @@ def deliver(stdin: IO[str], stdout: IO[str], environ: dict[str, str] | os._Envir
         # The runtime must go on whatever happens here: an unacknowledged hand-out is handed
         # out again when its lease runs out, or delivered by the next round.
         return
+
+
+def codex_approve(stdin: IO[str], environ: dict[str, str] | os._Environ[str]) -> str:
+    """Nothing when the person approved; else Codex's PreToolUse deny, with the reason."""
+    event = _event(stdin)
+    tool = event.get("tool_name")
+    tool_name = tool if isinstance(tool, str) and tool else "Bash"
+    tool_input = event.get("tool_input")
+    params: dict[str, object] = {
+        "toolName": tool_name,
+        "input": tool_input if isinstance(tool_input, dict) else {"command": str(tool_input)},
+    }
+    if isinstance(event.get("tool_use_id"), str):
+        params["toolUseId"] = event["tool_use_id"]
+    path = environ.get("ALP_SOCKET")
+    if not path:
+        return _codex_deny(f"{tool_name} was not run: this is not an alp run")
+    from alpctl.client import Client, DaemonUnreachable, ForeignDaemon, RpcError
+
+    try:
+        with Client.connect(path) as client:
+            result = client.call("approval/request", params)
+    except RpcError as exc:
+        return _codex_deny(
+            f"{tool_name} was not run: alp could not ask ({exc.name}: {exc.message})"
+        )
+    except (DaemonUnreachable, ForeignDaemon, OSError, ValueError) as exc:
+        return _codex_deny(f"{tool_name} was not run: alpd is not reachable ({exc})")
+    if isinstance(result, dict) and result.get("decision") == "allow":
+        return ""
+    reason = result.get("reason") if isinstance(result, dict) else None
+    return _codex_deny(
+        f"The person did not allow {tool_name}: {reason or 'denied'}. Do not retry it; say "
+        "what you would have done instead"  # Codex adds ". Command: …"
+    )
+
+
+def _codex_deny(reason: str) -> str:
+    output = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+    return json.dumps(output, ensure_ascii=False)
 
 
 def session_start(stdin: IO[str], environ: dict[str, str] | os._Environ[str]) -> str:

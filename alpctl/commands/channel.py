@@ -1,11 +1,12 @@
 """`alp channel list`, `alp channel pair telegram|wechat`, `alp channel unpair CHANNEL
 SENDER`: the chat doors and who may speak through them; `alp channel mute|unmute THREAD
-[--kind K]…`: which threads' notices the chats are not sent (docs/channels.md)."""
+[--kind K]…`: which threads' notices the chats are not sent; `alp channel trust-codex`: let
+Codex run alp's approval hook (docs/channels.md)."""
 
 from __future__ import annotations
 
 from alpctl.clock import local_time
-from alpctl.invocation import EXIT_OK, Invocation, UsageError
+from alpctl.invocation import EXIT_DOMAIN, EXIT_OK, Invocation, UsageError
 
 # Annotations only: importing `typing` would cost every CLI call ~1.5 ms.
 TYPE_CHECKING = False
@@ -23,17 +24,19 @@ Nobody else's messages are handled. Who may speak changes only here (or on the w
 never from a chat.
 `alp channel mute THREAD` stops the thread's notices (reports, handoffs, failures, budget;
 --kind picks some) reaching any chat; answers, approvals and memory proposals still come.
-`alp channel unmute THREAD` undoes it."""
+`alp channel unmute THREAD` undoes it.
+`alp channel trust-codex` asks Codex to trust alp's approval hook (once): with [runtimes.codex]
+approvals = "chat", a headless Codex run then asks a paired chat before each shell command."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "alp channel list | alp channel pair telegram|wechat | alp channel unpair CHANNEL SENDER"
-        " | alp channel mute|unmute THREAD [--kind K]…"
+        " | alp channel mute|unmute THREAD [--kind K]… | alp channel trust-codex [--codex PROGRAM]"
     )
     parser.epilog = _EPILOG
     parser.add_argument(
-        "action", nargs="?", choices=("list", "pair", "unpair", "mute", "unmute"),
+        "action", nargs="?", choices=("list", "pair", "unpair", "mute", "unmute", "trust-codex"),
         default="list",
         help="list (default), pair CHANNEL, unpair CHANNEL SENDER, mute|unmute THREAD",
     )  # fmt: skip
@@ -43,6 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--kind", action="append", choices=("reports", "handoffs", "failures", "budget"),
         help="mute|unmute only these notices (repeatable; default: all four)",
     )  # fmt: skip
+    parser.add_argument("--codex", help="trust-codex: the codex program (default: codex on PATH)")
 
 
 def listed(result: dict[str, Any]) -> str:
@@ -87,6 +91,8 @@ def run(args: Arguments, inv: Invocation) -> int:
     if args.action == "list":
         inv.out.emit(inv.client.call("channel/list", {}), listed)
         return EXIT_OK
+    if args.action == "trust-codex":
+        return _trust_codex(args, inv)
     if args.action in ("mute", "unmute"):
         if not args.channel or args.sender:
             raise UsageError(f"alp channel {args.action} THREAD [--kind K]…")
@@ -104,4 +110,18 @@ def run(args: Arguments, inv: Invocation) -> int:
         raise UsageError("alp channel unpair CHANNEL SENDER (`alp channel list` shows them)")
     result = inv.client.call("channel/unpair", {"channel": args.channel, "sender": args.sender})
     inv.out.emit(result, unpaired)
+    return EXIT_OK
+
+
+def _trust_codex(args: Arguments, inv: Invocation) -> int:
+    import sys
+
+    from alpctl.codex_trust import TrustFailed, rendered, trust
+
+    try:
+        result = trust(args.codex)
+    except TrustFailed as exc:
+        print(f"alp channel trust-codex: {exc}", file=sys.stderr)
+        return EXIT_DOMAIN
+    inv.out.emit(result, rendered)
     return EXIT_OK

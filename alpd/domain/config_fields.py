@@ -60,6 +60,20 @@ def bool_field(
     return value
 
 
+def choice(
+    fail: Failer,
+    path: tuple[str, ...],
+    fields: Mapping[str, object],
+    key: str,
+    choices: tuple[str, ...],
+) -> str:
+    """`fields[key]`, one of `choices` (the first when absent)."""
+    value = fields.get(key, choices[0])
+    if value not in choices:
+        fail((*path, key), f"{'.'.join(path)}.{key} must be one of: {', '.join(choices)}")
+    return str(value)
+
+
 def str_list(
     fail: Failer, path: tuple[str, ...], fields: Mapping[str, object], key: str
 ) -> tuple[str, ...]:

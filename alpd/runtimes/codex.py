@@ -13,6 +13,11 @@ with `--dangerously-bypass-hook-trust`, which would run every untrusted hook of 
 the repository too. Deliveries to it wait for the next round.
 Its shell tool is kept from being a login shell (`allow_login_shell=false`): a login shell's
 profile resets PATH, and a run could no longer find `alp` (issue 21, point 19).
+With `[runtimes.codex] approvals = "chat"`, a headless run gets alp's PreToolUse hook
+(protocol/codex_approvals.py): each shell command waits for Approve / Deny on a paired chat.
+Codex runs that hook only once the person trusted it (`alp channel trust-codex`); a run is
+not started while Codex's config does not hold that trust — it would run every command
+unasked (RUNTIME_UNAVAILABLE, saying to run `alp channel trust-codex`).
 `alp mcp` is registered with `-c mcp_servers.alp.…` overrides; Codex starts MCP servers
 outside its sandbox, so the tools reach alpd's socket even when the sandbox refuses the
 shell's connect().
@@ -24,6 +29,7 @@ import json
 import os
 import re
 import time
+import tomllib
 from datetime import datetime
 from pathlib import Path
 
@@ -31,6 +37,7 @@ import psutil
 
 from alpd.domain.runs.agents import RuntimeConfig
 from alpd.domain.runs.policy import Policy
+from alpd.errors import RuntimeUnavailable
 from alpd.files import open_regular
 from alpd.runtimes.base import (
     FoundSession,
@@ -41,6 +48,7 @@ from alpd.runtimes.base import (
     label_env,
 )
 from alpd.runtimes.mcp import codex_mcp_overrides
+from protocol.codex_approvals import HOOK_HASH, HOOK_KEY, HOOK_OVERRIDE
 
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 #: Codex's sandbox refuses every socket connect() — alp's Unix socket included — unless
@@ -54,6 +62,29 @@ def codex_home(env: dict[str, str]) -> Path:
     if env.get("CODEX_HOME"):
         return Path(env["CODEX_HOME"])
     return Path(env.get("HOME") or os.path.expanduser("~")) / ".codex"
+
+
+def hook_trusted(env: dict[str, str]) -> bool:
+    """Whether the user's Codex config trusts alp's approval hook as alp defines it."""
+    try:
+        with open_regular(codex_home(env) / "config.toml") as f:
+            config = tomllib.load(f)
+    except (OSError, ValueError):
+        return False
+    state = config.get("hooks", {}).get("state", {})
+    entry = state.get(HOOK_KEY) if isinstance(state, dict) else None
+    return isinstance(entry, dict) and entry.get("trusted_hash") == HOOK_HASH
+
+
+def require_hook_trust(env: dict[str, str]) -> None:
+    if not hook_trusted(env):
+        raise RuntimeUnavailable(
+            '[runtimes.codex] approvals = "chat", but Codex does not trust alp\'s approval '
+            f"hook (its {codex_home(env) / 'config.toml'} has no trust for this definition), so "
+            "it would run every command unasked; run `alp channel trust-codex` once, or remove "
+            "the approvals key",
+            program="codex",
+        )
 
 
 def find_rollout(env: dict[str, str], session_id: str) -> Path | None:
@@ -157,6 +188,9 @@ class CodexRuntime:
         # resets PATH: alp (in a virtualenv, on the run's PATH) was then `command not found`.
         # A plain shell keeps the run's environment, PATH included.
         argv += ["-c", "allow_login_shell=false"]
+        if policy.headless and ctx.config.approvals == "chat":
+            require_hook_trust({**os.environ, **ctx.config.env})
+            argv += ["-c", HOOK_OVERRIDE]
         if policy.permission_mode in SANDBOX_MODES:
             argv += ["--sandbox", policy.permission_mode]
         elif policy.permission_mode == WORKSPACE_WRITE_NETWORK:

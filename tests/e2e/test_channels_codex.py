@@ -3,7 +3,8 @@ Bot API (tests/fake_telegram.py), both on 127.0.0.1.
 
 A chat turn of a thread whose agent runs Codex becomes a `codex exec` root (kind interactive,
 door telegram) whose answer comes back to the chat. What a Codex run started from the chat
-does about permissions (docs/channels.md, "Codex"): it runs in its agent's sandbox
+does about permissions with `[runtimes.codex] approvals` at its default, `never`
+(docs/channels.md, "Codex"): it runs in its agent's sandbox
 (`permissionMode`, here read-only) with `codex exec`'s approval policy, which is `never`
 whatever `-c approval_policy=…` says — a command the sandbox refuses fails inside the run and
 the model reads the failure; a request to run outside the sandbox is refused by Codex itself

@@ -1,4 +1,5 @@
-"""`alp hook session-start` and `alp hook deliver` answer Claude Code's hook contract."""
+"""`alp hook session-start` and `alp hook deliver` answer Claude Code's hook contract;
+`alp hook codex-approve` answers Codex's PreToolUse."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import socket
 import threading
 from pathlib import Path
 
-from alpctl.hooks import deliver, session_start
+from alpctl.hooks import codex_approve, deliver, session_start
 
 
 def test_session_start_hook_reinjects_session_context_after_compaction(tmp_path: Path) -> None:
@@ -92,3 +93,52 @@ def test_deliver_without_a_daemon_or_outside_a_run_prints_nothing(tmp_path: Path
     deliver(io.StringIO("garbage"), out, {"ALP_SOCKET": str(tmp_path / "nobody-here")})
     deliver(io.StringIO("{}"), out, {})
     assert out.getvalue() == ""
+
+
+class FakeApprover:
+    """A JSON-RPC peer that answers `approval/request` with `decision`, recording the call."""
+
+    def __init__(self, path: Path, result: dict[str, object]) -> None:
+        self.result = result
+        self.calls: list[tuple[str, dict[str, object]]] = []
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        self.server.listen(1)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        conn, _ = self.server.accept()
+        with conn, conn.makefile("rb") as reader:
+            for line in reader:
+                request = json.loads(line)
+                self.calls.append((request["method"], request["params"]))
+                reply = {"jsonrpc": "2.0", "id": request["id"], "result": self.result}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+
+
+CODEX_EVENT = json.dumps({
+    "hook_event_name": "PreToolUse", "tool_name": "Bash",
+    "tool_input": {"command": "touch x"}, "tool_use_id": "call_1",
+})  # fmt: skip
+
+
+def test_codex_approve_prints_nothing_when_the_person_approved(tmp_path: Path) -> None:
+    daemon = FakeApprover(tmp_path / "s", {"decision": "allow", "reason": "approved by t:1"})
+    out = codex_approve(io.StringIO(CODEX_EVENT), {"ALP_SOCKET": str(tmp_path / "s")})
+    assert out == ""
+    params = {"toolName": "Bash", "input": {"command": "touch x"}, "toolUseId": "call_1"}
+    assert daemon.calls == [("approval/request", params)]
+
+
+def test_codex_approve_denies_with_the_reason_the_model_reads(tmp_path: Path) -> None:
+    FakeApprover(tmp_path / "s", {"decision": "deny", "reason": "no answer in 300 s: denied"})
+    out = codex_approve(io.StringIO(CODEX_EVENT), {"ALP_SOCKET": str(tmp_path / "s")})
+    hook = json.loads(out)["hookSpecificOutput"]
+    assert hook["hookEventName"] == "PreToolUse" and hook["permissionDecision"] == "deny"
+    assert "did not allow Bash: no answer in 300 s" in hook["permissionDecisionReason"]
+
+
+def test_codex_approve_denies_without_a_daemon_or_outside_a_run(tmp_path: Path) -> None:
+    for environ in ({"ALP_SOCKET": str(tmp_path / "nobody-here")}, {}):
+        out = codex_approve(io.StringIO("garbage"), environ)
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"

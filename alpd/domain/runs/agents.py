@@ -66,6 +66,7 @@ from alpd.domain.config_fields import (
     ConfigError,
     Failer,
     bool_field,
+    choice,
     deep_nesting_line,
     opt_str,
     reject_unknown,
@@ -94,23 +95,11 @@ BUILTIN_RUNTIMES: Final = ("claude", "codex", "command")
 WORKSPACE_RULES: Final = ("thread", "cwd")
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _AGENT_KEYS: Final = (
-    "runtime",
-    "allowedTools",
-    "disallowedTools",
-    "permissionMode",
-    "workspace",
-    "delegatesTo",
-    "instructions",
-    "model",
-    "args",
-    "recap",
-    "memory",
-    "memory_max_bytes",
-    "timeout",
-    "budget_usd",
-    "budget_tokens",
-)
-_RUNTIME_KEYS: Final = ("command", "env", "prices")
+    "runtime", "allowedTools", "disallowedTools", "permissionMode", "workspace", "delegatesTo",
+    "instructions", "model", "args", "recap", "memory", "memory_max_bytes", "timeout",
+    "budget_usd", "budget_tokens",
+)  # fmt: skip
+_RUNTIME_KEYS: Final = ("command", "env", "prices", "approvals")
 _PRICE_KEYS: Final = ("input", "output", "cacheRead", "cacheWrite")
 
 
@@ -154,6 +143,8 @@ class RuntimeConfig(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     command: str | None = None
     env: dict[str, str] = msgspec.field(default_factory=dict)
     prices: dict[str, ModelPrice] = msgspec.field(default_factory=dict)
+    #: "chat": a headless Codex run asks a paired chat before each shell command
+    approvals: str = "never"
 
 
 class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -393,6 +384,7 @@ def _parse_runtimes(
             command=opt_str(fail, path, fields, "command"),
             env={key: str(value) for key, value in env.items()},
             prices=_prices(fail, (*path, "prices"), fields.get("prices", {})),
+            approvals=choice(fail, path, fields, "approvals", ("never", "chat")),
         )
     return runtimes
 

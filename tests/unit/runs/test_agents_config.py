@@ -219,3 +219,11 @@ def test_a_mistyped_agent_or_runtime_gets_the_close_one() -> None:
     with pytest.raises(RuntimeNotFound) as runtime:
         adapter("codx")
     assert "no runtime 'codx' (did you mean 'codex'?); known:" in runtime.value.message
+
+
+def test_codex_approvals_is_never_or_chat() -> None:
+    config = parse_agents_config('[runtimes.codex]\napprovals = "chat"\n', source="c")
+    assert config.runtime("codex").approvals == "chat"
+    assert parse_agents_config("", source="c").runtime("codex").approvals == "never"
+    error = error_of('[runtimes.codex]\napprovals = "always"\n')
+    assert error.line == 2 and "never, chat" in error.message
