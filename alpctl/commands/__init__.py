@@ -68,7 +68,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "web": ("web", "the web page: turn it on and print a one-time login URL"),
     "channel": (
         "channel",
-        "chat doors (Telegram, WeChat): list, pair a sender, unpair, mute, unmute",
+        "chat doors (Telegram, WeChat): list, pair a sender, unpair, mute, unmute, trust-codex",
     ),
     "daemon": ("daemon", "the daemon: status, ping, reload its config, stop"),
     "doctor": (
