@@ -8,6 +8,7 @@ target).
 from __future__ import annotations
 
 import os
+import time
 
 from alpctl.clock import local_time
 from alpctl.render import duration
@@ -111,7 +112,27 @@ def budget_line(b: dict[str, Any]) -> str:
     if "tokens" in b:
         soft = f" (soft {b['softTokens']:,})" if "softTokens" in b else ""
         parts.append(f"{b.get('spentTokens', 0):,} of {b['tokens']:,} tok{soft}")
+    if "windowPercent" in b:
+        parts.append(window_shown(b))
     return f"{b['scope']:<8} {b['targetId']:<28} {b.get('level', 'ok'):<5} {', '.join(parts)}"
+
+
+def window_shown(b: dict[str, Any]) -> str:
+    """`window 85% of 80% (soft 60%)`, or `window not reported of 80%`."""
+    soft = f" (soft {b['softWindowPercent']:g}%)" if "softWindowPercent" in b else ""
+    used = b.get("windowUsedPercent")
+    shown = "not reported" if used is None else f"{used:g}%"
+    return f"window {shown} of {b['windowPercent']:g}%{soft}"
+
+
+def window_line(w: dict[str, Any]) -> str:
+    """`codex    primary   42% of 300 min, resets 2026-12-02 09:41 CET`."""
+    length = f" of {w['windowMinutes']} min" if "windowMinutes" in w else ""
+    reset = ""
+    if "resetsAt" in w:
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(w["resetsAt"]))
+        reset = f", resets {local_time(at)}"
+    return f"{w['runtime']:<8} {w['name']:<9} {w['usedPercent']:g}%{length}{reset}"
 
 
 def ps(result: dict[str, Any]) -> str:
@@ -158,6 +179,10 @@ def ps(result: dict[str, Any]) -> str:
     if budgets:
         lines.append(f"BUDGETS {len(budgets)}")
         lines.extend("  " + budget_line(b) for b in budgets)
+    windows = result.get("windows") or []
+    if windows:
+        lines.append(f"WINDOWS {len(windows)}")
+        lines.extend("  " + window_line(w) for w in windows)
     leftovers = result.get("leftovers") or []
     if leftovers:
         lines.append(f"LEFT BEHIND {len(leftovers)}  (alive after their run settled)")

@@ -159,6 +159,17 @@ def _budget(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--soft", type=float, help="soft limit in USD: warn every door once")
     parser.add_argument("--tokens", type=int, help="hard limit in tokens")
     parser.add_argument("--soft-tokens", dest="soft_tokens", type=int, help="soft limit, tokens")
+    parser.add_argument(
+        "--window-percent",
+        dest="window_percent",
+        type=float,
+        help="hard limit as a share of the runtime's subscription window: no root runs (and "
+        "the running one ends) once the window is this full (where the runtime reports it)",
+    )
+    parser.add_argument(
+        "--soft-window-percent", dest="soft_window_percent", type=float,
+        help="soft limit, window percent",
+    )  # fmt: skip
     parser.add_argument("--clear", action="store_true", help="remove the thread's budget")
 
 
@@ -175,6 +186,10 @@ def _budget_shown(result: dict[str, Any]) -> str:
         lines.append(
             f"  used {budget.get('spentTokens', 0):,} of {budget['tokens']:,} tokens{soft}"
         )
+    if "windowPercent" in budget:
+        from alpctl.background_render import window_shown
+
+        lines.append("  " + window_shown(budget))
     return "\n".join(lines)
 
 
@@ -325,7 +340,9 @@ def run(args: Arguments, inv: Invocation) -> int:
     elif action == "budget":
         budget: dict[str, Any] = {"threadId": args.id, "clear": args.clear}
         for key, value in (("usd", args.usd), ("softUsd", args.soft), ("tokens", args.tokens),
-                           ("softTokens", args.soft_tokens)):  # fmt: skip
+                           ("softTokens", args.soft_tokens),
+                           ("windowPercent", args.window_percent),
+                           ("softWindowPercent", args.soft_window_percent)):  # fmt: skip
             if value is not None:
                 budget[key] = value
         out.emit(inv.client.call("thread/budget", budget), _budget_shown)

@@ -323,12 +323,15 @@ def build_handlers(rt: Runtime) -> dict[str, Handler]:
             search=rt.meaning.state(),
             checkpoints=rt.retention.state(),
             budgets=await rt.budgets.listed(session.caller),
+            windows=await rt.budgets.windows(session.caller),
         )
 
     async def thread_budget(session: Session, params: m.ThreadBudgetParams) -> m.ThreadBudgetResult:
         changes = params.clear or any(
-            v is not None for v in (params.usd, params.soft_usd, params.tokens, params.soft_tokens)
-        )
+            v is not None
+            for v in (params.usd, params.soft_usd, params.tokens, params.soft_tokens,
+                      params.window_percent, params.soft_window_percent)
+        )  # fmt: skip
         if changes:
             await refuse_runs(store, session.caller, "change a thread's budget")
         return await rt.budgets.thread_budget(session.caller, params)

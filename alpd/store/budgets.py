@@ -1,14 +1,17 @@
-"""SQL over `budgets` (migration V24): a thread's or a schedule's limits, and what its
-executions spent — every execution of the thread (roots and what they delegated), or every
-execution a schedule fired. Tokens are input + output + cache, as `alp ps` counts them.
+"""SQL over `budgets` (migrations V26, V31) and `rate_windows` (V31): a thread's or a
+schedule's limits, and what its executions spent — every execution of the thread (roots and
+what they delegated), or every execution a schedule fired. Tokens are input + output + cache,
+as `alp ps` counts them. A window limit compares the latest subscription window the runtime
+reported (`record_windows`, `windows_of`).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from alpd.domain.budgets.levels import Limits, Spend
+from alpd.domain.budgets.windows import RateWindow, fullest
 from alpd.store.db import Store, Tx
 
 __all__ = [
@@ -18,7 +21,10 @@ __all__ = [
     "clear_budget",
     "mark_warned",
     "owned_budgets",
+    "record_windows",
     "set_budget",
+    "windows_of",
+    "with_window",
 ]
 
 # CAST: PostgreSQL's json_extract gives text (alpd.store.postgres.schema)
@@ -72,6 +78,8 @@ def _budget(row: sqlite3.Row) -> StoredBudget:
             soft_usd=row["soft_usd"],
             tokens=row["tokens"],
             soft_tokens=row["soft_tokens"],
+            window_percent=row["window_percent"],
+            soft_window_percent=row["soft_window_percent"],
         ),
         spend=Spend(cost_usd=float(row["spent_usd"] or 0.0), tokens=int(row["spent_tokens"] or 0)),
         warned=row["warned"],
@@ -123,12 +131,15 @@ async def set_budget(
     """Replace the budget (a new one warns afresh)."""
     await tx.execute(
         "INSERT INTO budgets (scope, target_id, owner_uid, usd, soft_usd, tokens, soft_tokens,"
-        " warned, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)"
+        " window_percent, soft_window_percent, warned, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)"
         " ON CONFLICT (scope, target_id) DO UPDATE SET usd = excluded.usd,"
         " soft_usd = excluded.soft_usd, tokens = excluded.tokens,"
-        " soft_tokens = excluded.soft_tokens, warned = NULL, updated_at = excluded.updated_at",
+        " soft_tokens = excluded.soft_tokens, window_percent = excluded.window_percent,"
+        " soft_window_percent = excluded.soft_window_percent, warned = NULL,"
+        " updated_at = excluded.updated_at",
         (scope, target_id, owner_uid, limits.usd, limits.soft_usd, limits.tokens,
-         limits.soft_tokens, at),
+         limits.soft_tokens, limits.window_percent, limits.soft_window_percent, at),
     )  # fmt: skip
 
 
@@ -145,3 +156,65 @@ async def mark_warned(tx: Tx, scope: str, target_id: str, level: str, updated_at
         (level, scope, target_id, updated_at, level),
     ) as cur:
         return cur.rowcount == 1
+
+
+# subscription windows
+
+
+async def record_windows(
+    tx: Tx, execution_id: str, runtime: str, windows: tuple[RateWindow, ...], at: str
+) -> None:
+    """The latest windows `runtime` reported, for the owner of `execution_id` (one row per
+    owner, runtime and window: a newer report replaces it)."""
+    for w in windows:
+        await tx.execute(
+            "INSERT INTO rate_windows (owner_uid, runtime, name, used_percent, window_minutes,"
+            " resets_at, execution_id, observed_at)"
+            " SELECT owner_uid, ?, ?, ?, ?, ?, id, ? FROM executions WHERE id = ?"
+            " ON CONFLICT (owner_uid, runtime, name) DO UPDATE SET"
+            " used_percent = excluded.used_percent, window_minutes = excluded.window_minutes,"
+            " resets_at = excluded.resets_at, execution_id = excluded.execution_id,"
+            " observed_at = excluded.observed_at"
+            # a window that resets earlier is an older one (an old rollout read again)
+            " WHERE excluded.resets_at IS NULL OR rate_windows.resets_at IS NULL"
+            " OR excluded.resets_at >= rate_windows.resets_at",
+            (runtime, w.name, w.used_percent, w.window_minutes, w.resets_at, at, execution_id),
+        )
+
+
+async def windows_of(store: Store | Tx, owner_uid: int) -> dict[str, list[RateWindow]]:
+    """The owner's latest windows, by runtime."""
+    sql = (
+        "SELECT runtime, name, used_percent, window_minutes, resets_at FROM rate_windows"
+        " WHERE owner_uid = ? ORDER BY runtime, name LIMIT 100"
+    )
+    if isinstance(store, Store):
+        rows = await store.fetchall(sql, (owner_uid,))
+    else:
+        async with store.execute(sql, (owner_uid,)) as cur:
+            rows = list(await cur.fetchall())
+    found: dict[str, list[RateWindow]] = {}
+    for row in rows:
+        found.setdefault(row["runtime"], []).append(
+            RateWindow(
+                name=row["name"],
+                used_percent=row["used_percent"],
+                window_minutes=row["window_minutes"],
+                resets_at=row["resets_at"],
+            )
+        )
+    return found
+
+
+def with_window(
+    budget: StoredBudget, windows: dict[str, list[RateWindow]], runtime: str | None, now: float
+) -> StoredBudget:
+    """The budget with its window spend: the fullest current window of `runtime` (of any
+    runtime when None: `alp ps`), or not reported."""
+    chosen = [w for name, ws in windows.items() if runtime in (None, name) for w in ws]
+    spend = replace_spend(budget.spend, fullest(chosen, now))
+    return replace(budget, spend=spend)
+
+
+def replace_spend(spend: Spend, window_percent: float | None) -> Spend:
+    return Spend(cost_usd=spend.cost_usd, tokens=spend.tokens, window_percent=window_percent)

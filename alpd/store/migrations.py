@@ -918,6 +918,27 @@ V29_CHANNEL_SEEN: Final = (
 # nearly all of it `alp_words(body)` recomputed for `ts_rank`: docs/benchmarks.md).
 V30_SEARCH_VECTORS: Final[tuple[str, ...]] = ()
 
+# A budget as a share of the runtime's subscription window (issue 27, point 4;
+# docs/budgets.md), and the latest window each runtime reported for its owner (Codex's
+# `rate_limits`, read from its rollout by the history sync).
+V31_RATE_WINDOWS: Final = (
+    "ALTER TABLE budgets ADD COLUMN window_percent REAL",
+    "ALTER TABLE budgets ADD COLUMN soft_window_percent REAL",
+    """
+    CREATE TABLE rate_windows (
+        owner_uid      INTEGER NOT NULL,
+        runtime        TEXT NOT NULL,
+        name           TEXT NOT NULL CHECK (name IN ('primary', 'secondary')),
+        used_percent   REAL NOT NULL,
+        window_minutes INTEGER,
+        resets_at      INTEGER,
+        execution_id   TEXT NOT NULL,
+        observed_at    TEXT NOT NULL,
+        PRIMARY KEY (owner_uid, runtime, name)
+    ) STRICT
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -949,6 +970,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V28_HOSTS,
     V29_CHANNEL_SEEN,
     V30_SEARCH_VECTORS,
+    V31_RATE_WINDOWS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

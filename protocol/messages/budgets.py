@@ -15,6 +15,20 @@ BudgetScope = Literal["thread", "schedule"]
 BudgetLevel = Literal["ok", "soft", "hard"]
 #: a budget in USD (a thread's or a schedule's, over all its roots)
 BudgetAmount = Annotated[float, msgspec.Meta(gt=0, le=1_000_000)]
+#: how full (percent) the runtime's subscription window may get
+WindowShare = Annotated[float, msgspec.Meta(gt=0, le=100)]
+
+
+class RateWindow(Wire):
+    """A subscription window as the runtime last reported it (Codex's rate limits)."""
+
+    runtime: str
+    #: `primary` (Codex: the 5-hour window) or `secondary` (the weekly one)
+    name: Literal["primary", "secondary"]
+    used_percent: float
+    window_minutes: int | None = None
+    #: epoch seconds
+    resets_at: int | None = None
 
 
 class Budget(Wire):
@@ -31,6 +45,12 @@ class Budget(Wire):
     spent_usd: float = 0.0
     spent_tokens: int = 0
     updated_at: str | None = None
+    #: the share of the runtime's subscription window the work may fill (percent)
+    window_percent: float | None = None
+    soft_window_percent: float | None = None
+    #: how full the window is (the fullest current one the runtimes reported); None: not
+    #: reported (Claude Code, an API key), and then the window limit does not apply
+    window_used_percent: float | None = None
 
 
 class ThreadBudgetParams(Wire):
@@ -42,6 +62,8 @@ class ThreadBudgetParams(Wire):
     soft_usd: BudgetAmount | None = None
     tokens: BudgetTokens | None = None
     soft_tokens: BudgetTokens | None = None
+    window_percent: WindowShare | None = None
+    soft_window_percent: WindowShare | None = None
     clear: bool = False
 
 
@@ -67,6 +89,8 @@ __all__ = [
     "BudgetLevel",
     "BudgetScope",
     "BudgetWarning",
+    "RateWindow",
     "ThreadBudgetParams",
     "ThreadBudgetResult",
+    "WindowShare",
 ]

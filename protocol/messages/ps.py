@@ -8,7 +8,7 @@ from typing import Annotated, get_args
 import msgspec
 
 from protocol.messages.base import ExecutionStatus, Kind, Outcome, Wire, documented
-from protocol.messages.budgets import Budget
+from protocol.messages.budgets import Budget, RateWindow
 from protocol.messages.checkpoints import CheckpointsState
 from protocol.messages.daemon import TaskState
 from protocol.messages.executions import Origin, Usage
@@ -126,6 +126,8 @@ class PsResult(Wire):
     checkpoints: CheckpointsState | None = None
     #: the budgets of threads and schedules, with what was spent against each
     budgets: list[Budget] = msgspec.field(default_factory=list)
+    #: the subscription windows the runtimes last reported (Codex's rate limits), not reset
+    windows: list[RateWindow] = msgspec.field(default_factory=list)
 
 
 class ActivityParams(Wire):

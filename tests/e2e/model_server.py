@@ -44,6 +44,7 @@ built on alp can use it; it depends on the standard library only.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import itertools
 import json
 import re
@@ -60,6 +61,7 @@ __all__ = [
     "Api",
     "ErrorReply",
     "ModelServer",
+    "RateWindow",
     "RecordedRequest",
     "Reply",
     "TextReply",
@@ -106,6 +108,18 @@ class Usage:
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": self.input_tokens + self.output_tokens,
         }
+
+
+@dataclass(frozen=True)
+class RateWindow:
+    """Codex's subscription window as its backend reports it (``ModelServer.report_window``):
+    the share used so far, the window's length and its reset (epoch seconds)."""
+
+    used_percent: float
+    window_minutes: int = 300
+    reset_at: int = 0
+    #: how much each reply uses of the window (percentage points)
+    step: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -273,6 +287,8 @@ class ModelServer:
         self._ids = itertools.count(1)
         #: epoch seconds until which every model request meets the usage limit (`limit_until`)
         self.limited_until: float | None = None
+        #: Codex's subscription window sent on every OpenAI reply (`report_window`)
+        self.window: RateWindow | None = None
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -384,6 +400,25 @@ class ModelServer:
         OpenAI's ``usage_limit_reached`` body with ``resets_at`` and Codex's
         ``x-codex-primary-*`` headers. What the CLIs print for it: docs/budgets.md."""
         self.limited_until = reset
+
+    def report_window(self, window: RateWindow) -> None:
+        """Send Codex's subscription window with every OpenAI reply, as the real backend does
+        for a ChatGPT sign-in: the ``x-codex-primary-*`` headers (used percent, window
+        minutes, reset epoch). The used percent climbs by ``window.step`` each reply."""
+        self.window = window
+
+    def _window_headers(self) -> dict[str, str]:
+        with self._lock:
+            window = self.window
+            if window is None:
+                return {}
+            used = min(100.0, window.used_percent)
+            self.window = dataclasses.replace(window, used_percent=used + window.step)
+        return {
+            "x-codex-primary-used-percent": f"{used:g}",
+            "x-codex-primary-window-minutes": str(window.window_minutes),
+            "x-codex-primary-reset-at": str(window.reset_at),
+        }
 
     def _next_reply(self, body: Mapping[str, Any], api: Api) -> Reply:
         with self._lock:
@@ -512,12 +547,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _start_sse(self) -> None:
+    def _start_sse(self, headers: Mapping[str, str] | None = None) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.send_header("request-id", self.model_server._new_id("req"))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
 
@@ -543,7 +580,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage = reply.usage or server.usage
         model = str(body.get("model") or "scripted-model")
         if api == "openai":
-            self._start_sse()
+            self._start_sse(server._window_headers())
             self._emit(_openai_events(server, reply, model, usage, _offered_tools(body)))
         elif body.get("stream"):
             self._start_sse()

@@ -2,7 +2,9 @@
 
 A budget belongs to a thread or a schedule and counts every execution of it (its roots and
 what they delegated), for ever: raising a budget gives room, lowering it below the spend
-refuses the next root at once. Each limit is in USD, tokens, or both; a soft limit warns
+refuses the next root at once. Each limit is in USD, tokens, a share of the runtime's
+subscription window (`window_percent`: how full the window may get, where the runtime reports
+it — `alpd.domain.budgets.windows`), or several; a soft limit warns
 (once per budget until it is set again), a hard one ends the running root
 (`budget-exceeded`) and refuses the next (BUDGET_EXCEEDED).
 
@@ -26,21 +28,44 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     soft_usd: float | None = None
     tokens: int | None = None
     soft_tokens: int | None = None
+    #: how full (percent) the runtime's subscription window may get
+    window_percent: float | None = None
+    soft_window_percent: float | None = None
 
     @property
     def empty(self) -> bool:
-        return all(v is None for v in (self.usd, self.soft_usd, self.tokens, self.soft_tokens))
+        return all(
+            v is None
+            for v in (
+                self.usd,
+                self.soft_usd,
+                self.tokens,
+                self.soft_tokens,
+                self.window_percent,
+                self.soft_window_percent,
+            )
+        )
 
 
 class Spend(msgspec.Struct, frozen=True, kw_only=True):
     cost_usd: float = 0.0
     tokens: int = 0
+    #: how full the runtime's subscription window is (percent); None: not reported, and then
+    #: a window limit is never reached
+    window_percent: float | None = None
 
 
 def check_limits(limits: Limits) -> Limits:
     """The limits as given, or ValueError saying what is wrong: a soft limit needs its hard
     one (of the same unit) and must be below it."""
-    pairs = (("usd", limits.usd, limits.soft_usd), ("tokens", limits.tokens, limits.soft_tokens))
+    pairs = (
+        ("usd", limits.usd, limits.soft_usd),
+        ("tokens", limits.tokens, limits.soft_tokens),
+        ("window percent", limits.window_percent, limits.soft_window_percent),
+    )
+    for share in (limits.window_percent, limits.soft_window_percent):
+        if share is not None and not 0 < share <= 100:
+            raise ValueError(f"a window share is a percent over 0 and up to 100, not {share:g}")
     for unit, hard, soft in pairs:
         if soft is None:
             continue
@@ -51,20 +76,29 @@ def check_limits(limits: Limits) -> Limits:
                 f"the soft {unit} limit ({soft:g}) must be below the hard one ({hard:g})"
             )
     if limits.empty:
-        raise ValueError("give at least one limit (USD or tokens), or clear the budget")
+        raise ValueError(
+            "give at least one limit (USD, tokens or a window percent), or clear the budget"
+        )
     return limits
 
 
 def level(limits: Limits, spend: Spend) -> Level:
     """How far the spend is: `hard` at or past a hard limit, else `soft` at or past a soft
     one, else `ok`."""
-    if (limits.usd is not None and spend.cost_usd >= limits.usd) or (
-        limits.tokens is not None and spend.tokens >= limits.tokens
-    ):
+    window = spend.window_percent
+    if (
+        (limits.usd is not None and spend.cost_usd >= limits.usd)
+        or (limits.tokens is not None and spend.tokens >= limits.tokens)
+        or (limits.window_percent is not None and window is not None
+            and window >= limits.window_percent)
+    ):  # fmt: skip
         return "hard"
-    if (limits.soft_usd is not None and spend.cost_usd >= limits.soft_usd) or (
-        limits.soft_tokens is not None and spend.tokens >= limits.soft_tokens
-    ):
+    if (
+        (limits.soft_usd is not None and spend.cost_usd >= limits.soft_usd)
+        or (limits.soft_tokens is not None and spend.tokens >= limits.soft_tokens)
+        or (limits.soft_window_percent is not None and window is not None
+            and window >= limits.soft_window_percent)
+    ):  # fmt: skip
         return "soft"
     return "ok"
 
@@ -82,6 +116,14 @@ def describe(scope: str, limits: Limits, spend: Spend) -> str:
     if limits.tokens is not None or limits.soft_tokens is not None:
         soft = f" (soft {limits.soft_tokens:,})" if limits.soft_tokens is not None else ""
         parts.append(f"{spend.tokens:,} of {limits.tokens:,} tokens{soft}")
+    if limits.window_percent is not None or limits.soft_window_percent is not None:
+        soft = (
+            f" (soft {limits.soft_window_percent:g}%)"
+            if limits.soft_window_percent is not None
+            else ""
+        )
+        used = "not reported" if spend.window_percent is None else f"{spend.window_percent:g}%"
+        parts.append(f"subscription window {used} of {limits.window_percent:g}%{soft}")
     return f"{scope} budget: " + ", ".join(parts)
 
 

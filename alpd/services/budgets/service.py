@@ -66,16 +66,21 @@ def budget_wire(budget: StoredBudget) -> m.Budget:
         spent_usd=round(budget.spend.cost_usd, 6),
         spent_tokens=budget.spend.tokens,
         updated_at=budget.updated_at,
+        window_percent=limits.window_percent,
+        soft_window_percent=limits.soft_window_percent,
+        window_used_percent=budget.spend.window_percent,
     )
 
 
 def limits_from(usd: float | None, soft_usd: float | None, tokens: int | None,
-                soft_tokens: int | None) -> Limits:  # fmt: skip
+                soft_tokens: int | None, window_percent: float | None = None,
+                soft_window_percent: float | None = None) -> Limits:  # fmt: skip
     """Checked limits, or INVALID_ARGUMENT saying what is wrong."""
     try:
         return check_limits(
-            Limits(usd=usd, soft_usd=soft_usd, tokens=tokens, soft_tokens=soft_tokens)
-        )
+            Limits(usd=usd, soft_usd=soft_usd, tokens=tokens, soft_tokens=soft_tokens,
+                   window_percent=window_percent, soft_window_percent=soft_window_percent)
+        )  # fmt: skip
     except ValueError as exc:
         raise InvalidArgument(str(exc)) from None
 
@@ -98,7 +103,8 @@ class BudgetService:
         self, caller: Caller, params: m.ThreadBudgetParams
     ) -> m.ThreadBudgetResult:
         thread = await self.ex.threads.get(caller, params.thread_id)
-        given = (params.usd, params.soft_usd, params.tokens, params.soft_tokens)
+        given = (params.usd, params.soft_usd, params.tokens, params.soft_tokens,
+                 params.window_percent, params.soft_window_percent)  # fmt: skip
         at = self.d.clock.now_iso()
         if params.clear:
             if any(v is not None for v in given):
@@ -116,11 +122,41 @@ class BudgetService:
 
             await self.d.store.write(set_)
         rows = await store.budget_rows(self.d.store, "thread", [thread.id])
-        return m.ThreadBudgetResult(budget=budget_wire(rows[0]) if rows else None)
+        if not rows:
+            return m.ThreadBudgetResult(budget=None)
+        windows = await store.windows_of(self.d.store, caller.uid)
+        return m.ThreadBudgetResult(
+            budget=budget_wire(store.with_window(rows[0], windows, None, self._now()))
+        )
 
     async def listed(self, caller: Caller) -> list[m.Budget]:
-        """The caller's budgets with their spend (`alp ps`)."""
-        return [budget_wire(b) for b in await store.owned_budgets(self.d.store, caller.uid)]
+        """The caller's budgets with their spend (`alp ps`); the window is the fullest any
+        runtime reported."""
+        budgets = await store.owned_budgets(self.d.store, caller.uid)
+        if not budgets:
+            return []
+        windows = await store.windows_of(self.d.store, caller.uid)
+        now = self._now()
+        return [budget_wire(store.with_window(b, windows, None, now)) for b in budgets]
+
+    async def windows(self, caller: Caller) -> list[m.RateWindow]:
+        """The subscription windows the caller's runtimes last reported, not reset yet."""
+        now = self._now()
+        return [
+            m.RateWindow(
+                runtime=runtime,
+                name=w.name,
+                used_percent=w.used_percent,
+                window_minutes=w.window_minutes,
+                resets_at=w.resets_at,
+            )
+            for runtime, found in (await store.windows_of(self.d.store, caller.uid)).items()
+            for w in found
+            if w.resets_at is None or w.resets_at > now
+        ]
+
+    def _now(self) -> float:
+        return self.d.clock.now().timestamp()
 
     # held
 
@@ -159,7 +195,7 @@ class BudgetService:
         self.holding = any(b.limits.usd is not None or b.limits.tokens is not None for b in budgets)
         ended: list[str] = []
         for record in roots:
-            mine = [b for b in budgets if _counts(b, record)]
+            mine = await self._with_windows([b for b in budgets if _counts(b, record)], record)
             worst: Level = "ok"
             for budget in mine:
                 reached = level(budget.limits, budget.spend)
@@ -181,11 +217,11 @@ class BudgetService:
         record = await execution_by_id(self.d.store, execution_id)
         if record is None or not record.is_root or record.thread_id is None:
             return
-        for budget in await self._budgets_of([record]):
-            if _counts(budget, record):
-                reached = level(budget.limits, budget.spend)
-                if reached != "ok":
-                    await self._warn(budget, reached, record)
+        counted = [b for b in await self._budgets_of([record]) if _counts(b, record)]
+        for budget in await self._with_windows(counted, record):
+            reached = level(budget.limits, budget.spend)
+            if reached != "ok":
+                await self._warn(budget, reached, record)
 
     async def _budgets_of(self, roots: list[ExecutionRecord]) -> list[StoredBudget]:
         threads = sorted({r.thread_id for r in roots if r.thread_id})
@@ -194,6 +230,17 @@ class BudgetService:
             *await store.budget_rows(self.d.store, "thread", threads),
             *await store.budget_rows(self.d.store, "schedule", schedules),
         ]
+
+    async def _with_windows(
+        self, budgets: list[StoredBudget], record: ExecutionRecord
+    ) -> list[StoredBudget]:
+        """The budgets with the window of the root's runtime (for its owner), where one of
+        them limits the window."""
+        if not any(b.limits.window_percent is not None for b in budgets):
+            return budgets
+        windows = await store.windows_of(self.d.store, record.owner_uid)
+        now = self._now()
+        return [store.with_window(b, windows, record.runtime, now) for b in budgets]
 
     async def _warn(self, budget: StoredBudget, reached: Level, record: ExecutionRecord) -> None:
         async def unit(tx: Tx) -> bool:

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, Final, Protocol
 
 import msgspec
 
+from alpd.domain.budgets.windows import RateWindow
 from alpd.domain.history.transcripts import (
     OUTPUT_TAIL_BYTES,
     Entry,
@@ -76,6 +77,8 @@ class Chunk(msgspec.Struct, array_like=True):
     at_end: bool = False
     #: `prefix_digest` of the file up to `consumed` (kept with the cursor, checked on resume)
     prefix: str | None = None
+    #: the runtime's subscription windows last reported in this piece (Codex's rate limits)
+    windows: tuple[RateWindow, ...] | None = None
 
 
 class Start(Protocol):
@@ -311,6 +314,7 @@ def read_chunk(execution_id: str, source: Source, cursor: Start) -> Chunk:
         parent_session_id=base.parent_session_id if base is not None else None,
         at_end=at_end or result.consumed == cursor.consumed,
         prefix=prefix,
+        windows=result.rate_windows,
     )
 
 

@@ -38,6 +38,7 @@ from alpd.runtimes import claude as claude_runtime
 from alpd.runtimes import codex as codex_runtime
 from alpd.services.history.chunks import Chunk, Source, prefix_digest_of, read_chunk
 from alpd.services.history.summary import price_cost
+from alpd.store.budgets import record_windows
 from alpd.store.db import Store
 from alpd.store.history.sync import (
     Cursor,
@@ -200,6 +201,16 @@ async def _commit(
     added = await history.write_blocking(
         partial(commit_chunk, cursor=updated, expected=expected, rows=chunk.rows, cost=cost)
     )
+    if chunk.windows:
+        await history.write(
+            partial(
+                record_windows,
+                execution_id=target.id,
+                runtime=target.runtime,
+                windows=chunk.windows,
+                at=updated.updated_at,
+            )
+        )
     for name in Cursor.__slots__:
         setattr(cursor, name, getattr(updated, name))
     if chunk.redactions:

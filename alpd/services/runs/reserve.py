@@ -17,6 +17,7 @@ derived context and which memory versions it was given, and the caller's own wri
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any, NamedTuple
 
 import msgspec
@@ -38,7 +39,13 @@ from alpd.services.runs.dirs import Paths
 from alpd.services.runs.rows import execution_from_record, load_execution
 from alpd.services.threads.lifecycle import check_owner, refuse_if_busy
 from alpd.services.threads.snapshots import load_chain
-from alpd.store.budgets import StoredBudget, budget_rows, budgets_for_root
+from alpd.store.budgets import (
+    StoredBudget,
+    budget_rows,
+    budgets_for_root,
+    windows_of,
+    with_window,
+)
 from alpd.store.db import Store, Tx, Unit
 from alpd.store.runs import ConstraintRefused, insert_execution, next_sequence
 from alpd.store.threads.shell import bump_revision, load_thread
@@ -101,7 +108,9 @@ def reserve_root(
             sets=thread_sets,
         )
         await refuse_if_busy(tx, params.thread_id)
-        await refuse_over_budget(tx, params.thread_id, request.origin.schedule_id)
+        await refuse_over_budget(
+            tx, params.thread_id, request.origin.schedule_id, runtime=runtime.name, at=at
+        )
         # The whole chain from genesis and every root's binding against it: nothing is
         # built on a context rewritten anywhere in its history.
         snapshot, digest = await load_chain(tx, params.thread_id, thread_row.context_revision)
@@ -192,10 +201,18 @@ __all__ = [
 ]
 
 
-async def refuse_over_budget(tx: Tx, thread_id: str, schedule_id: str | None) -> None:
+async def refuse_over_budget(
+    tx: Tx, thread_id: str, schedule_id: str | None, *, runtime: str, at: str
+) -> None:
     """BUDGET_EXCEEDED if the thread, or the schedule firing this root, is at its hard
-    budget: the spend counts every execution so far, so the next root would only add to it."""
-    _refuse_if_hard(await budgets_for_root(tx, thread_id, schedule_id), thread_id)
+    budget: the spend counts every execution so far, so the next root would only add to it;
+    a window budget compares the window `runtime` last reported (docs/budgets.md)."""
+    budgets = await budgets_for_root(tx, thread_id, schedule_id)
+    if any(b.limits.window_percent is not None for b in budgets):
+        windows = await windows_of(tx, budgets[0].owner_uid)
+        now = datetime.fromisoformat(at).timestamp()
+        budgets = [with_window(b, windows, runtime, now) for b in budgets]
+    _refuse_if_hard(budgets, thread_id)
 
 
 async def check_budgets(store: Store, thread_id: str, schedule_id: str | None) -> None:
@@ -216,6 +233,12 @@ def _refuse_if_hard(budgets: list[StoredBudget], thread_id: str) -> None:
             if budget.scope == "thread"
             else f"`alp schedule rm {budget.target_id}` and a new one with a larger --total-usd"
         )
+        window = budget.limits.window_percent
+        if window is not None and (budget.spend.window_percent or 0.0) >= window:
+            how = (
+                "the subscription window is that full: it runs again once the window resets, or "
+                f"`alp thread budget {thread_id} --window-percent N` raises the share"
+            )
         raise BudgetExceeded(
             f"{what}: no new root runs until it is raised; {how}",
             scope=budget.scope,
@@ -224,4 +247,6 @@ def _refuse_if_hard(budgets: list[StoredBudget], thread_id: str) -> None:
             tokens=budget.limits.tokens,
             spentUsd=round(budget.spend.cost_usd, 6),
             spentTokens=budget.spend.tokens,
+            windowPercent=window,
+            windowUsedPercent=budget.spend.window_percent,
         )

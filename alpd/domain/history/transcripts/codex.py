@@ -16,7 +16,9 @@ those marked "older"):
 ``response_item/reasoning``           nothing
 ``event_msg/task_complete`` + error   ``error`` (role system)
 ``event_msg/error``                   ``error`` (older versions)
-``event_msg/token_count``             nothing; ``last_token_usage`` adds to ``total_usage``
+``event_msg/token_count``             nothing; ``last_token_usage`` adds to ``total_usage``;
+                                      ``rate_limits.primary`` / ``.secondary`` (null with an
+                                      API key) become ``rate_windows``, the last one wins
 other ``event_msg``                   nothing: ``item_completed`` repeats the response items
                                       (and misses sandbox-refused commands, so it is not the
                                       source), the rest is turn bookkeeping
@@ -45,6 +47,7 @@ from typing import Unpack
 
 import msgspec
 
+from alpd.domain.budgets.windows import RateWindow
 from alpd.domain.history.transcripts._lines import complete_lines, is_blank
 from alpd.domain.history.transcripts.entry import (
     Entry,
@@ -131,8 +134,20 @@ class _TokenInfo(msgspec.Struct):
     last_token_usage: _Tokens | None = None
 
 
+class _WindowIn(msgspec.Struct):
+    used_percent: float | None = None
+    window_minutes: int | None = None
+    resets_at: int | None = None
+
+
+class _RateLimits(msgspec.Struct):
+    primary: _WindowIn | None = None
+    secondary: _WindowIn | None = None
+
+
 class _TokenCount(msgspec.Struct):
     info: _TokenInfo | None = None
+    rate_limits: _RateLimits | None = None
 
 
 class _ErrorIn(msgspec.Struct):
@@ -170,6 +185,7 @@ class _Reader:
         self.model = model
         self.history_base: HistoryBase | None = None
         self.total = Usage()
+        self.windows: tuple[RateWindow, ...] | None = None
         self.entries: list[Entry] = []
         # Byte position (within this read) of the line being read.
         self.position = 0
@@ -206,9 +222,13 @@ class _Reader:
     def event(self, position: int, line: _Line) -> None:
         kind = _EVENT_KIND.decode(line.payload).type
         if kind == "token_count":
-            info = _TOKEN_COUNT.decode(line.payload).info
+            count = _TOKEN_COUNT.decode(line.payload)
+            info = count.info
             if info is not None and info.last_token_usage is not None:
                 self.total = self.total.plus(_usage(info.last_token_usage))
+            windows = _windows(count.rate_limits)
+            if windows:
+                self.windows = windows
         elif kind == "task_complete":
             error = _TASK_COMPLETE.decode(line.payload).error
             if error is not None:
@@ -322,6 +342,7 @@ def read_codex(
         total_usage=reader.total,
         model=reader.model,
         history_base=reader.history_base,
+        rate_windows=reader.windows,
     )
 
 
@@ -342,6 +363,22 @@ def _output(output: str | _OutputObject | list[_ContentItem] | None) -> tuple[st
     if isinstance(output, _OutputObject):
         return output.content or "", output.success is False
     return "\n".join(part.text for part in output if part.text is not None), False
+
+
+def _windows(limits: _RateLimits | None) -> tuple[RateWindow, ...]:
+    if limits is None:
+        return ()
+    named = (("primary", limits.primary), ("secondary", limits.secondary))
+    return tuple(
+        RateWindow(
+            name=name,  # type: ignore[arg-type]
+            used_percent=window.used_percent,
+            window_minutes=window.window_minutes,
+            resets_at=window.resets_at,
+        )
+        for name, window in named
+        if window is not None and window.used_percent is not None
+    )
 
 
 def _usage(tokens: _Tokens) -> Usage:

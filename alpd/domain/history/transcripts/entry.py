@@ -12,6 +12,7 @@ from typing import Literal, TypedDict
 
 import msgspec
 
+from alpd.domain.budgets.windows import RateWindow
 from alpd.domain.secrets.filter import redacted_tail
 
 __all__ = [
@@ -140,6 +141,9 @@ class ParseResult(msgspec.Struct, frozen=True, kw_only=True):
     # back into the next incremental read.
     model: str | None = None
     history_base: HistoryBase | None = None
+    #: the runtime's subscription windows as last reported in this read (Codex's
+    #: `rate_limits`); None: none reported (an API key, or Claude Code)
+    rate_windows: tuple[RateWindow, ...] | None = None
 
 
 def output_tail(output: str, limit: int = OUTPUT_TAIL_BYTES) -> str:
