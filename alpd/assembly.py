@@ -158,6 +158,7 @@ class Runtime:
             self.history.sync_execution,
         )
         self.executions.after_settle.append(self.channels.after_settle)
+        self.delivery.on_round_failed.append(self.channels.round_failed)
         self.reports.on_report.append(self.channels.on_report)
         self.budgets.on_warning.append(self.channels.on_budget)
         #: set by `daemon/stop`: the daemon stops as on SIGTERM

@@ -10,6 +10,8 @@ resets the back-off. Its state is in `alp ps` and `daemon/status` (`task_states`
 What goes out, besides replies (`alpd.channels.chat`):
 - `after_settle`: a root started from a chat (origin door = the channel) → its final reply
   to the sender's chat; a failed root of any door → a `failures` notice;
+- `round_failed`: a round that could not open (no root: its runtime refused to start) → why,
+  to the sender's chat when a chat started it, else a `failures` notice;
 - `on_report` (reports of background work: scheduled, push, sub-agent) → a `reports` notice;
 - `inbox/changed` (a directive handoff waiting) → Approve / Deny to every paired chat; (a
   run's memory proposal, `remember`) → Remember / Dismiss;
@@ -40,6 +42,7 @@ from alpd.channels.door import Channel, ChannelBroken, ChannelDown, ChannelRefus
 from alpd.domain.channel_outbox import Outbox
 from alpd.domain.channel_settings import ChannelSettings
 from alpd.domain.report_destinations import chat_doors
+from alpd.domain.runs.policy import Origin
 from alpd.errors import ChannelNotConfigured, ChannelUnavailable
 from alpd.events import MAX_PENDING, Subscriber
 from alpd.rpc.dispatch import Dispatcher
@@ -260,6 +263,20 @@ class Channels:
                 f"⚠ {execution.kind} root {execution.outcome}",
                 execution.origin.report_to,
             )
+
+    async def round_failed(self, thread_id: str, origin: Origin, kind: str, why: str) -> None:
+        if not self.doors:
+            return
+        title = await self._title(thread_id)
+        door = self.doors.get(origin.door)
+        if door is not None:
+            sender = origin.by.partition(":")[2]
+            for record in await self.pairing.senders(door.name):
+                if record.sender == sender:
+                    await door.reply(record.chat, f"⚠ {title}: not started\n\n{why}")
+            return
+        report_to = list(origin.report_to) if origin.report_to is not None else None
+        await self._notice(thread_id, "failures", f"⚠ {kind} round not started: {why}", report_to)
 
     async def on_report(self, report: m.Report) -> None:
         kind = "reports" if report.outcome == "completed" else "failures"

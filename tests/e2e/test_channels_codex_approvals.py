@@ -138,3 +138,19 @@ def test_a_codex_command_waits_for_the_chat(world: AlpWorld, api: FakeBotApi) ->
     outputs = tool_outputs(world)
     assert any("did not allow Bash" in o and "no answer" in o for o in outputs), outputs
     assert not (world.work / "unanswered.txt").exists()
+
+    # the trust gone from Codex's config: the chat's next turn (queued behind the last root's
+    # settle here) is not started, and the chat is told why
+    (world.codex_home / "config.toml").write_text(config.replace(HOOK_HASH, "sha256:gone"))
+    start = len(api.sent)
+    api.user_says(OWNER, "USE_SHELL: touch untrusted.txt")
+    told = api.wait_sent(lambda s: "alp channel trust-codex" in s["text"], 60, start=start)
+    assert told["chat_id"] == OWNER, told
+    assert not (world.work / "untrusted.txt").exists()
+    # and so is the next, with nothing running
+    start = len(api.sent)
+    api.user_says(OWNER, "USE_SHELL: touch untrusted.txt")
+    again = api.wait_sent(lambda s: "alp channel trust-codex" in s["text"], 60, start=start)
+    assert again["chat_id"] == OWNER and again is not told
+    assert again["text"].startswith("⚠ build: not started")
+    assert not (world.work / "untrusted.txt").exists()

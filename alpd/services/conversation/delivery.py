@@ -36,6 +36,9 @@ hands after a send never receives it.
 
 Whoever needs to know where deliveries ended (handoffs record it on both threads) registers
 in `on_landed`: called with the ids, `delivered` / `injected` / `failed`, and the execution.
+A round that can never open (its agent's runtime refuses to start: an untrusted Codex
+approval hook, a program gone …) is told to `on_round_failed` (the chat doors tell the person
+who typed it, or send a `failures` notice): it is no root, so no settle would say so.
 
 Bounds: a text is at most `TEXT_MAX_BYTES` (INVALID_ARGUMENT), a thread holds at most
 `QUEUE_MAX` waiting deliveries (QUEUE_FULL). Texts are stored secret-filtered.
@@ -99,6 +102,8 @@ _origin = msgspec.json.Decoder(Origin)
 Landing = Literal["delivered", "injected", "failed"]
 #: told where deliveries ended: (their ids, how, the execution that took them)
 Landed = Callable[[list[int], Landing, str | None], Awaitable[None]]
+#: told of a round that could not open: (thread id, its origin, its kind, why)
+RoundFailed = Callable[[str, Origin, str, str], Awaitable[None]]
 
 #: why a round refuses a delivery made for another uid than the thread's owner
 OTHER_OWNER: Final = "refused: the thread belongs to another user than the one who sent this"
@@ -145,6 +150,7 @@ class DeliveryService:
         self._pass_done = anyio.Event()
         self._sweep_asked = False
         self.on_landed: list[Landed] = []
+        self.on_round_failed: list[RoundFailed] = []
         #: set by the handoff service: pushes from runs obey its loop guards
         self.push_guard: PushGuards | None = None
 
@@ -258,6 +264,11 @@ class DeliveryService:
             # so on the deliveries instead of retrying them forever.
             await self._fail(ids, exc.message)
             log.warning("round_failed", thread=thread_id, error=exc.name, deliveries=len(ids))
+            for listener in self.on_round_failed:
+                try:
+                    await listener(thread_id, origin, taken[0].kind, exc.message)
+                except Exception:
+                    log.exception("round_failed_listener_failed", thread=thread_id)
             return None
         log.info("round_opened", thread=thread_id, execution=result.execution.id, deliveries=ids)
         await self._landed(ids, "delivered", result.execution.id)
@@ -377,6 +388,7 @@ __all__ = [
     "Landing",
     "PushGuard",
     "PushGuards",
+    "RoundFailed",
     "Submission",
     "Submitted",
 ]
