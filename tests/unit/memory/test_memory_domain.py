@@ -19,7 +19,7 @@ from alpd.domain.memory.record import (
     version_digest,
     version_status,
 )
-from alpd.domain.memory.render import MEMORY_HEADING, age_of
+from alpd.domain.memory.render import MEMORY_HEADING, MemoryLine, age_of, render_line
 from alpd.domain.memory.selection import Candidate, query_terms, rank, select_memories
 from alpd.errors import InvalidArgument, MemoryTampered
 
@@ -139,6 +139,13 @@ DATES = st.sampled_from([f"2026-0{month}-01T00:00:00+00:00" for month in range(1
 WORDS = st.text(alphabet="abcdef ", min_size=1, max_size=120).filter(lambda t: t.split())
 
 
+def _line_bytes(c: Candidate) -> int:
+    """The size of a candidate's rendered line (its age is part of it: "31 days ago" is
+    shorter than "5 months ago", so a shorter text is not always a shorter line)."""
+    line = MemoryLine(c.memory_id, c.kind, c.scope, c.text, c.confirmed_at)
+    return len(render_line(line, NOW).encode())
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.tuples(WORDS, DATES, SCORES), min_size=1, max_size=40),
@@ -160,7 +167,7 @@ def test_a_more_relevant_memory_is_never_dropped_for_a_less_relevant_one(
             ahead = (left.relevance, left.confirmed_at, left.memory_id) > (
                 right.relevance, right.confirmed_at, right.memory_id,
             )  # fmt: skip
-            if ahead and right.memory_id in picked and len(left.text) <= len(right.text):
+            if ahead and right.memory_id in picked and _line_bytes(left) <= _line_bytes(right):
                 assert left.memory_id in picked
     # with room for every line, nothing is dropped at all
     roomy = select_memories(pool, max_bytes=1 << 20, now=NOW)
