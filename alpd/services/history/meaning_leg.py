@@ -69,13 +69,25 @@ def meaning_leg(
     extended with the vectors embedded since it was loaded, the query embedded (when not
     cached), the exact best chunks (`Ranking`) filtered in SQL, 4 × more while too few
     pass. Ids only: the page's hits are made for those shown (`vector_hits.chunk_hits`)."""
-    import numpy as np
-
     matrix = _extended(plan.matrix, plan.generation, conn)
     vector = plan.vector
     if vector is None:
         vector = plan.embedder.embed([plan.text])[0]
     ranking = Ranking(matrix, vector)
+    try:
+        found = _ranked(conn, uid, params, ranking, want)
+    finally:
+        ranking.close()
+    return LegResult(found, matrix, vector, plan.text)
+
+
+def _ranked(
+    conn: BlockingTx, uid: int, params: m.HistorySearchParams, ranking: Ranking, want: int
+) -> list[Scored]:
+    """The best `want` units that pass the filters: among the best of all chunks, or among
+    the chunks that pass when those held too few."""
+    import numpy as np
+
     found = _passing(conn, uid, params, ranking, None, want, widen_to=want * FIRST_WIDENING)
     if found is None:
         # The best of all held too few that pass the filters: rank only those that do.
@@ -87,7 +99,7 @@ def meaning_leg(
         rows = rows[ids[rows] == allowed]  # chunks the matrix holds (embedded, not replaced)
         found = _passing(conn, uid, params, ranking, rows, want, widen_to=None)
     assert found is not None
-    return LegResult(found, matrix, vector, plan.text)
+    return found
 
 
 def _passing(

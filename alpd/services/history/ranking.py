@@ -20,8 +20,8 @@ work to find it is smaller (`tests/unit/history/test_meaning_matrix.py`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,6 +56,10 @@ class Matrix:
     loaded_through: int
     error: float = 0.0
     norm: float = 0.0
+    #: scratch arrays of a search's scores (2 × capacity float64), kept for the next search:
+    #: fresh megabytes are page faults, which cost this VM more than the product (a search's
+    #: first pass 1.5-2.1 ms with them reused, 4-5.5 ms allocated each time)
+    spare: list[npt.NDArray[np.float64]] = field(default_factory=list)
 
 
 def empty_matrix(generation: int, dims: int) -> Matrix:
@@ -111,40 +115,40 @@ def appended(matrix: Matrix, rows: list[tuple[int, bytes]], dims: int) -> Matrix
         at = matrix.count + start
         codes[at : at + len(part)], steps[at : at + len(part)], e, n = _coded(part)
         error, norm = max(error, e), max(norm, n)
-    return Matrix(matrix.generation, ids, vectors, codes, steps, need, rows[-1][0], error, norm)
+    spare = matrix.spare if len(ids) == len(matrix.ids) else []
+    return Matrix(
+        matrix.generation, ids, vectors, codes, steps, need, rows[-1][0], error, norm, spare
+    )
+
+
+#: a kernel writes the products of the codes with the query's code into its third argument
+Kernel: TypeAlias = (
+    "Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8], npt.NDArray[np.float64]], None]"
+)
 
 
 def _numpy_dots(
-    codes: npt.NDArray[np.int8], query: npt.NDArray[np.int8]
-) -> npt.NDArray[np.float64]:
-    """The code products, in blocks through float32 (exact: every partial sum is an integer
-    under 2²⁴ up to 1,040 dimensions)."""
+    codes: npt.NDArray[np.int8], query: npt.NDArray[np.int8], out: npt.NDArray[np.float64]
+) -> None:
+    """The code products into `out`, in blocks through float32 (exact: every partial sum is
+    an integer under 2²⁴ up to 1,040 dimensions)."""
     import numpy as np
 
-    out = np.empty(len(codes), dtype=np.float64)
     q = query.astype(np.float32)
     for start in range(0, len(codes), BLOCK):
         out[start : start + BLOCK] = codes[start : start + BLOCK].astype(np.float32) @ q
-    return out
 
 
 def _simsimd_dots(
-    codes: npt.NDArray[np.int8], query: npt.NDArray[np.int8]
-) -> npt.NDArray[np.float64]:
-    import numpy as np
+    codes: npt.NDArray[np.int8], query: npt.NDArray[np.int8], out: npt.NDArray[np.float64]
+) -> None:
     import simsimd
 
-    if not len(codes):
-        return np.zeros(0, dtype=np.float64)
-    dots: npt.NDArray[np.float64] = np.asarray(
-        simsimd.cdist(query[None, :], codes, "dot", threads=1)
-    )[0]
-    return dots
+    if len(codes):
+        simsimd.cdist(query[None, :], codes, "dot", threads=1, out=out.reshape(1, len(out)))
 
 
-def code_kernel() -> Callable[
-    [npt.NDArray[np.int8], npt.NDArray[np.int8]], npt.NDArray[np.float64]
-]:
+def code_kernel() -> Kernel:
     """simsimd's int8 dot product when installed (the `semantic` extra), else numpy's."""
     try:
         import simsimd  # noqa: F401
@@ -155,27 +159,36 @@ def code_kernel() -> Callable[
 
 class Ranking:
     """One query against a matrix: every row's approximate score (one pass over the codes),
-    then the exact best k of all rows or of some (`top`)."""
+    then the exact best k of all rows or of some (`top`). `close` gives its scratch arrays
+    back to the matrix for the next search."""
 
     def __init__(
-        self,
-        matrix: Matrix,
-        query: npt.NDArray[np.float32],
-        kernel: Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], npt.NDArray[np.float64]]
-        | None = None,
+        self, matrix: Matrix, query: npt.NDArray[np.float32], kernel: Kernel | None = None
     ) -> None:
         import numpy as np
 
         self.matrix = matrix
-        self.ids = matrix.ids[: matrix.count]
+        count = matrix.count
+        self.ids = matrix.ids[:count]
         self.query = np.asarray(query, dtype=np.float64)
         codes, steps, error, _ = _coded(self.query[None, :])
+        try:
+            self._scratch = matrix.spare.pop()
+        except IndexError:
+            self._scratch = np.empty((2, len(matrix.ids)), dtype=np.float64)
         #: the approximate scores over the query's step (one multiply over the rows fewer)
-        self.scaled = (kernel or code_kernel())(matrix.codes[: matrix.count], codes[0])
-        np.multiply(self.scaled, matrix.steps[: matrix.count], out=self.scaled)
+        self.scaled = self._scratch[0, :count]
+        (kernel or code_kernel())(matrix.codes[:count], codes[0], self.scaled)
+        np.multiply(self.scaled, matrix.steps[:count], out=self.scaled)
         self.step = float(steps[0])
         query_norm = float(np.sqrt((self.query**2).sum()))
         self.bound = error * matrix.norm + query_norm * matrix.error + SLACK
+
+    def close(self) -> None:
+        """Give the scratch arrays back (at most two kept: searches run one at a time on
+        the reader's thread)."""
+        if len(self.matrix.spare) < 2:
+            self.matrix.spare.append(self._scratch)
 
     @property
     def approx(self) -> npt.NDArray[np.float64]:
@@ -204,7 +217,13 @@ class Ranking:
         if count == 0 or k <= 0:
             return []
         if k < count:
-            tau = np.partition(scaled, count - k)[count - k]
+            if rows is None:  # partitioned in the scratch row, not a fresh copy
+                kth = self._scratch[1, :count]
+                kth[:] = scaled
+                kth.partition(count - k)
+                tau = kth[count - k]
+            else:
+                tau = np.partition(scaled, count - k)[count - k]
             picked = np.flatnonzero(scaled >= tau - 2 * self.bound / self.step)
         else:
             picked = np.arange(count)
