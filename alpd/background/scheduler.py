@@ -137,6 +137,12 @@ class Scheduler:
                 await store.stop_schedule(tx, row.id, f"thread {current.thread_id} was closed", at)
                 return None
             run = decided.run
+            claim = iso(run.fire_time) if run else None
+            if claim is not None and not await store.claim_fire(
+                tx, row.id, claim, host_id=self.d.host_id,
+                accounted_until=current.accounted_until, at=at,
+            ):  # fmt: skip
+                return None  # the fire's row is another's: that host fires it
             following = decided.next_fire
             fire = FireRecord(
                 at=at,

@@ -939,6 +939,24 @@ V31_RATE_WINDOWS: Final = (
     """,
 )
 
+# A schedule's fire claimed by a row with a unique key (issue 24, point 2; docs/schedules.md):
+# of two hosts passing over the same due schedule, the one whose insert of (schedule, fire
+# time) lands fires it; the other's insert finds the key taken and fires nothing. A plain
+# unique key in the fire's transaction: no session-level lock (which breaks behind a
+# transaction-mode pooler). Rows older than what the schedule has accounted for are dropped as
+# the next fire is claimed (a few rows per schedule), and with their schedule.
+V32_SCHEDULE_FIRES: Final = (
+    """
+    CREATE TABLE schedule_fires (
+        schedule_id TEXT NOT NULL,
+        fire_time   TEXT NOT NULL,
+        host_id     TEXT,
+        claimed_at  TEXT NOT NULL,
+        PRIMARY KEY (schedule_id, fire_time)
+    ) STRICT, WITHOUT ROWID
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -971,6 +989,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V29_CHANNEL_SEEN,
     V30_SEARCH_VECTORS,
     V31_RATE_WINDOWS,
+    V32_SCHEDULE_FIRES,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)

@@ -21,6 +21,7 @@ __all__ = [
     "FireState",
     "NewSchedule",
     "ScheduleRow",
+    "claim_fire",
     "clear_fire",
     "delete_schedule",
     "fire_delivered",
@@ -257,7 +258,35 @@ async def resume_schedule(
 
 
 async def delete_schedule(tx: Tx, schedule_id: str) -> None:
+    await tx.execute("DELETE FROM schedule_fires WHERE schedule_id = ?", (schedule_id,))
     await tx.execute("DELETE FROM schedules WHERE id = ?", (schedule_id,))
+
+
+async def claim_fire(
+    tx: Tx, schedule_id: str, fire_time: str, *, host_id: str | None, accounted_until: str, at: str
+) -> bool:
+    """Claim the fire of `schedule_id` at `fire_time` for `host_id` (migration V32): True when
+    this transaction's row is the claim, False when the key was taken (another host, or a pass
+    before, fired it). A schedule without a host becomes the claimer's, so only that host
+    recovers the fire after a crash. Rows of fires before `accounted_until` (the schedule's,
+    before this pass) are dropped: no pass plans a fire before it again."""
+    cursor = await tx.execute(
+        "INSERT OR IGNORE INTO schedule_fires (schedule_id, fire_time, host_id, claimed_at) "
+        "VALUES (?, ?, ?, ?)",
+        (schedule_id, fire_time, host_id, at),
+    )
+    if cursor.rowcount != 1:
+        return False
+    await tx.execute(
+        "DELETE FROM schedule_fires WHERE schedule_id = ? AND fire_time < ?",
+        (schedule_id, accounted_until),
+    )
+    if host_id is not None:
+        await tx.execute(
+            "UPDATE schedules SET host_id = ? WHERE id = ? AND host_id IS NULL",
+            (host_id, schedule_id),
+        )
+    return True
 
 
 async def withdraw_queued_fire(tx: Tx, coalesce_key: str, reason: str) -> None:
