@@ -84,6 +84,10 @@ _REPO_CONFIG: Final = (
     ("user.email", "alp@localhost"),
 )
 _UNREADABLE = re.compile(r"""error: open\("(.+)"\): """)
+#: at most this many paths ignored by the rules above a subfolder workspace are excluded by
+#: name (a fully ignored directory is one path); past it the rest are checkpointed
+MAX_IGNORED_ABOVE: Final = 10_000
+_GLOB = re.compile(r"([\\*?\[\]])")
 
 
 class GitFailed(Exception):
@@ -118,6 +122,26 @@ def _git_env(**extra: str) -> dict[str, str]:
     }
     env.update(extra)
     return env
+
+
+def _repository_above(workspace: str) -> str | None:
+    """The top of the git repository holding `workspace` when it is above it (a subfolder
+    workspace); None at a repository's top or outside any."""
+    start = Path(os.path.realpath(workspace))
+    if (start / ".git").exists():
+        return None
+    for candidate in start.parents:
+        if (candidate / ".git").exists():
+            return str(candidate)
+    return None
+
+
+def _literal_rule(path: str) -> str:
+    """A .gitignore rule matching exactly `path` (relative to the work tree; `dir/` for a
+    directory): anchored, its glob characters and trailing spaces escaped."""
+    body = _GLOB.sub(r"\\\1", path)
+    stripped = body.rstrip(" ")
+    return "/" + stripped + "\\ " * (len(body) - len(stripped))
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -249,11 +273,40 @@ class ShadowRepo:
         theirs = Path(self.workspace, ".git", "info", "exclude")
         if theirs.is_file():
             parts.append(theirs.read_bytes())
+        parts.append(await self._ignored_above())
         wanted = b"\n".join(parts)
         exclude = self.path / "info" / "exclude"
         exclude.parent.mkdir(mode=0o700, exist_ok=True)
         if not exclude.exists() or exclude.read_bytes() != wanted:
             _write_private(exclude, wanted)
+
+    async def _ignored_above(self) -> bytes:
+        """Where the workspace is a subfolder of a git repository, the rules above it (the
+        `.gitignore` files of its parent directories, the repository's `info/exclude`) are
+        outside the shadow repository's work tree, so git would not read them: the paths in
+        the workspace that the repository ignores, asked of it (read-only: `ls-files` of the
+        untracked ignored files, a wholly ignored directory as one), become anchored literal
+        rules. Asked again at every checkpoint, so a new rule or a new ignored file counts."""
+        top = _repository_above(self.workspace)
+        if top is None:
+            return b""
+        with anyio.fail_after(GIT_TIMEOUT):
+            done = await anyio.run_process(
+                ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard",
+                 "--directory"],
+                env=_git_env(),
+                cwd=self.workspace,
+                check=False,
+            )  # fmt: skip
+        if done.returncode != 0:
+            log.warning("checkpoint_ignores_above_failed", workspace=self.workspace)
+            return b""
+        paths = [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+        if len(paths) > MAX_IGNORED_ABOVE:
+            log.warning("checkpoint_ignores_above_cut", workspace=self.workspace, found=len(paths))
+        rules = [_literal_rule(p) for p in paths[:MAX_IGNORED_ABOVE] if "\n" not in p]
+        head = f"# ignored by the rules of {top} above this workspace\n"
+        return (head + "".join(rule + "\n" for rule in rules)).encode("utf-8", "surrogateescape")
 
     # checkpoints
 
