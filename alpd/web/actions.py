@@ -68,6 +68,7 @@ class Actions:
             Route("/schedules/{schedule_id}/resume", self.resume, methods=["POST"]),
             Route("/inbox/{item_id}/confirm", self.confirm, methods=["POST"]),
             Route("/inbox/{item_id}/dismiss", self.dismiss, methods=["POST"]),
+            Route("/t/{thread_id}/remember", self.promote, methods=["POST"]),
             Route("/memory", self.remember, methods=["POST"]),
             Route("/memory/{memory_id}/retract", self.retract, methods=["POST"]),
         ]
@@ -87,6 +88,22 @@ class Actions:
             )
         except AlpError as exc:
             return await self.pages.memory(request, error=exc, form=form)
+        return RedirectResponse("/memory", status_code=303)
+
+    async def promote(self, request: Request) -> Response:
+        """A pinned line of the thread's context becomes a memory citing it (memory/promote),
+        from the Remember button beside the line."""
+        form = await _form(request)
+        try:
+            await self.door.call(
+                "memory/promote",
+                thread=request.path_params["thread_id"],
+                pin=form.get("pin", ""),
+                kind=form.get("kind") or None,
+                scope=form.get("scope") or "workspace",
+            )
+        except AlpError as exc:
+            return await self.pages.thread(request, error=exc, form=form)
         return RedirectResponse("/memory", status_code=303)
 
     async def retract(self, request: Request) -> Response:
