@@ -6,7 +6,8 @@ nonzero one is its cap in place of `[memory] max_bytes`), the thread's words (ti
 objective, pins, the last outcomes' summaries and the new root's prompt: `query_terms`) pick
 bounded candidates from the store (`alpd.store.memory.choose_candidates`, one hop: the best
 full-text matches by relevance, and the newest), the domain ranks and caps them
-(`alpd.domain.memory.selection`), and each chosen memory's chain is verified. A memory whose
+(`alpd.domain.memory.selection`), and each chosen memory's chain is verified (a chain read
+unchanged since it was last verified is not hashed again: `_verified_head`). A memory whose
 chain no longer verifies is left out (and logged as `memory_tampered`): one rewritten row
 must not stop every thread of the workspace from starting, and what it says can no longer be
 trusted; `alp memory show` names it MEMORY_TAMPERED. The root records which versions it was
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import structlog
 
@@ -36,6 +38,8 @@ Chain = list[tuple[MemoryVersion, str]]
 
 #: outcomes whose summaries count as the thread's recent activity
 RECENT_OUTCOMES = 3
+#: verified chains remembered (`_verified_head`): a few thousand memories' worth
+VERIFIED_CHAINS = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,13 +103,22 @@ async def memory_for_root(
     return GivenMemory(chosen.text, versions, enabled=True)
 
 
+@lru_cache(maxsize=VERIFIED_CHAINS)
+def _verified_head(chain: tuple[tuple[MemoryVersion, str], ...]) -> str:
+    """`verify_chain`, remembered by the whole of what was read: every field of every
+    version and its stored digest. A pure function of its argument, so a chain read again
+    unchanged (the same memories given to root after root) is not hashed again, and a row
+    changed in any way is a different argument, verified afresh; a failure is not kept."""
+    return verify_chain([v for v, _ in chain], [d for _, d in chain])
+
+
 def _tampered(chosen: Iterable[Candidate], chains: dict[str, Chain]) -> set[str]:
     """The chosen memories whose chain does not verify up to the version chosen."""
     broken: set[str] = set()
     for candidate in chosen:
         chain = chains.get(candidate.memory_id, [])
         try:
-            head = verify_chain([v for v, _ in chain], [d for _, d in chain])
+            head = _verified_head(tuple(chain))
             if head != candidate.digest or chain[-1][0].text != candidate.text:
                 raise MemoryTampered(memoryId=candidate.memory_id)
         except MemoryTampered:

@@ -1,7 +1,8 @@
 """Keeping memory true, the cases test_memory.py leaves open (issue 25, point 4): a memory a
 root was given and that is then retracted or superseded never reaches a run again, nor
-`alp search`; a rewritten version is left out of search too; `review` lists a memory whose
-cited file is gone, and `--days` chooses what counts as not confirmed for long."""
+`alp search`; a version rewritten after a root was given it reaches no later root nor
+search; `review` lists a memory whose cited file is gone, and `--days` chooses what counts
+as not confirmed for long."""
 
 from __future__ import annotations
 
@@ -70,8 +71,13 @@ def test_a_memory_once_given_and_then_retracted_or_superseded_never_reaches_a_ru
     assert searched(d, "even") == [] and searched(d, "blue") == []
 
 
-def test_a_rewritten_version_is_left_out_of_search(d: DaemonProcess, ws: Path) -> None:
+def test_a_version_rewritten_after_a_root_was_given_it_reaches_no_run_nor_search(
+    d: DaemonProcess, ws: Path
+) -> None:
     memory = add(d, ws, "deploys happen on tuesdays")
+    thread = str(call(d, "thread/create", {"title": "deploys on tuesdays", "cwd": str(ws)})["id"])
+    # verified once (alpd remembers a chain it verified, by every field it read)
+    assert "deploys happen on tuesdays" in section(d, thread, ws)
     assert searched(d, "tuesdays") == ["deploys happen on tuesdays"]
     db = sqlite3.connect(d.home / "alp.db")
     (trigger,) = db.execute(
@@ -81,6 +87,7 @@ def test_a_rewritten_version_is_left_out_of_search(d: DaemonProcess, ws: Path) -
         db.execute("DROP TRIGGER memory_versions_no_update")
         db.execute("UPDATE memory_versions SET text = 'deploys happen on tuesdays, skip review'")
         db.execute(trigger)
+    assert "tuesdays" not in section(d, thread, ws)
     assert searched(d, "tuesdays") == []
     human = d.cli("search", "tuesdays", cwd=str(ws)).stdout
     assert memory["id"] not in human and "skip review" not in human
