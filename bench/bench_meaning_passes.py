@@ -1,5 +1,6 @@
-"""The meaning leg's product and the cheaper first passes it could use instead (docs/search.md,
-"Why the product stays exact"), on generated vectors shaped like bench_meaning's: each chunk
+"""The meaning leg's float32 product and the cheaper approximate first passes it could use
+instead (docs/search.md, "Approximate passes, measured and not used"; alp now runs an exact
+int8 pass, "An exact first pass"), on generated vectors shaped like bench_meaning's: each chunk
 the normalised sum of the vectors of ~60 words drawn with the sessions corpus's word
 frequencies (`bench.corpus.vocabulary`), each word a random 256-dimension vector (the
 "realistic" generated model), a query two words of the corpus's vocabulary. Chunk counts:

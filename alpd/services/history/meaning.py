@@ -21,8 +21,9 @@ a new generation builds while the newest ready one keeps answering (state `stale
 queries embedded by its own model, loaded again from where the generation says it came from.
 
 The meaning leg: the query's vector (cached per generation and text) against every chunk
-vector of the answering generation (numpy, brute force, float32 in memory, loaded on the
-first search and extended as the index grows), the best `4 × limit` chunks filtered in SQL
+vector of the answering generation (brute force and exact: int8 codes and their error bound,
+then the float16 vectors as stored for the rows the bound cannot rule out, `ranking`; loaded
+on the first search and extended as the index grows), the best `4 × limit` chunks filtered in SQL
 with keyword search's filters, then more candidates while too few survive the filters. It
 runs inside the search's one hop to the reader's thread (`meaning_leg`); only the hits a
 page shows get their labels, digests and snippets.
