@@ -17,6 +17,7 @@ import pytest
 
 from protocol.paths import default_socket_path
 from tests.editors.conftest import DECISION, NVIM_PLUGIN, REPO, SeededDaemon
+from tests.editors.nvim_driver import drive
 
 pytestmark = pytest.mark.editors
 
@@ -140,14 +141,12 @@ def test_line_breaks_continue_and_a_daemon_restart_in_the_nvim_plugin(
     pin_run = json.loads(pinned.stdout)
     pin_thread, pin_execution = pin_run["thread"]["id"], pin_run["execution"]["id"]
 
-    report_path, steps = tmp_path / "report.json", tmp_path / "steps"
-    steps.mkdir()
     env = {
         **daemon.env,
         # the default setup: `alp` is whatever PATH finds, as for a user (this venv's)
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "ALP_NVIM_REPORT": str(report_path),
-        "ALP_NVIM_STEPS": str(steps),
+        "ALP_NVIM_REPORT": str(tmp_path / "report.json"),
+        "ALP_NVIM_STEPS": str(tmp_path / "steps"),
         "ALP_NVIM_THREAD": seeded.thread_id,
         "ALP_NVIM_PIN_THREAD": pin_thread,
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
@@ -164,31 +163,8 @@ def test_line_breaks_continue_and_a_daemon_restart_in_the_nvim_plugin(
             "thread/create", {"title": "after the restart", "cwd": work}
         ),
     }
-    check = REPO / "tests" / "editors" / "nvim_live_check.lua"
-    argv = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp^={NVIM_PLUGIN}"]
-    argv += ["--cmd", "runtime plugin/alp.lua", "-c", f"luafile {check}"]
-    stderr_path = tmp_path / "nvim.stderr"
-    with stderr_path.open("wb") as stderr:
-        process = subprocess.Popen(
-            argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )  # fmt: skip
-        try:
-            for name, action in actions.items():
-                deadline = time.monotonic() + 180
-                while not (steps / f"want-{name}").exists() and process.poll() is None:
-                    assert time.monotonic() < deadline, f"nvim never asked for step {name}"
-                    time.sleep(0.05)
-                if process.poll() is not None:
-                    break  # it failed before this step: its report says why
-                action()
-                (steps / f"done-{name}").write_text("done")
-            process.wait(timeout=180)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    report = json.loads(report_path.read_text())
-    errors = stderr_path.read_text(errors="replace")
+    report = drive(nvim, "nvim_live_check.lua", env, seeded.work, actions)
+    errors = str(report["stderr"])
     assert report["ok"], (report.get("error"), errors)
 
     # the title with a line break: one line of the list, the break shown as ⏎
