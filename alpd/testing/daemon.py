@@ -135,8 +135,18 @@ def daemon_env(
     # API off this machine: unless the caller points them elsewhere, the model APIs are a
     # closed loopback port.
     env.update({"ANTHROPIC_BASE_URL": UNREACHABLE_API, "OPENAI_BASE_URL": UNREACHABLE_API + "/v1"})
+    # What alpd shares between every alpd of the user (a chat channel's one-poller-per-token
+    # lock) is shared between the daemons of this test session only: another session's
+    # (a second checkout's tests, the person's own alpd) would otherwise hold the same lock.
+    env["XDG_RUNTIME_DIR"] = str(_session_runtime_dir())
     env.update(extra or {})
     return env
+
+
+def _session_runtime_dir() -> Path:
+    runtime = Path(f"/tmp/alp-test-run-{os.getpid()}")
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    return runtime
 
 
 @contextmanager
