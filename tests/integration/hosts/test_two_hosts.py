@@ -1,18 +1,15 @@
-"""Two real alpd (two homes, two host ids) on ONE SQLite database file (WAL: two processes on
-one machine may share it; alp.db in B's home is a symlink to A's, which SQLite resolves, so
-both use one WAL): a thread made on A is listed and shown on B with A's host; kill -9 A while
-its root runs → once A's lease has expired B settles that root `interrupted` without
-signalling its process (which still runs) and fires A's schedule; A restarted finds its lease
-lost, says HOST_LEASE_LOST, refuses a late settle of the taken root by that name, and goes on
-with a fresh lease (docs/many-machines.md)."""
+"""Two real alpd (two homes, two host ids) on ONE database, SQLite's file or PostgreSQL's
+(tests/integration/hosts/conftest.py): a thread made on A is listed and shown on B with A's
+host; kill -9 A while its root runs → once A's lease has expired B settles that root
+`interrupted` without signalling its process (which still runs) and fires A's schedule; A
+restarted finds its lease lost, says HOST_LEASE_LOST, refuses a late settle of the taken root
+by that name, and goes on with a fresh lease (docs/many-machines.md)."""
 
 from __future__ import annotations
 
 import os
 import signal
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -21,36 +18,9 @@ from daemons import BLOCKER, start_headless
 from polling import wait_for
 
 from alpctl.client import RpcError
-from alpd.testing.daemon import DaemonProcess, running_daemon
+from alpd.testing.daemon import DaemonProcess
 
-TICK = "echo $ALP_EXECUTION_ID >> ticks"
-
-
-def config(name: str) -> str:
-    return f"""
-[host]
-name = "{name}"
-lease = "3s"
-
-[agents.tick]
-runtime = "command"
-args = ["sh", "-c", "{TICK}"]
-"""
-
-
-@pytest.fixture
-def hosts(tmp_path: Path) -> Iterator[tuple[DaemonProcess, DaemonProcess]]:
-    with ExitStack() as stack:
-        daemons = []
-        for name in ("a", "b"):
-            base = tmp_path / name
-            (base / "home").mkdir(parents=True, mode=0o700)
-            (base / "config.toml").write_text(config(f"host-{name}"))
-            if name == "b":
-                (base / "home" / "alp.db").symlink_to(tmp_path / "a" / "home" / "alp.db")
-            args = ["--config", str(base / "config.toml")]
-            daemons.append(stack.enter_context(running_daemon(base, extra_args=args)))
-        yield daemons[0], daemons[1]
+pytestmark = pytest.mark.both_stores
 
 
 def show(d: DaemonProcess, execution_id: str) -> dict[str, Any]:
