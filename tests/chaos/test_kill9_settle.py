@@ -1,12 +1,11 @@
-"""kill -9 of alpd while a root pins, exits and is settled (docs/contract.md, invariants 4 and 8).
-
-Each cycle starts a headless root that pins (retrying while the daemon is down) and exits,
-then kills alpd with SIGKILL after a random small delay — before, during or after the
+"""kill -9 of alpd while a root pins, exits and is settled (docs/contract.md, invariants 4 and
+8). Each cycle starts a headless root that pins (retrying while the daemon is down) and
+exits, then kills alpd with SIGKILL after a random small delay — before, during or after the
 settle that projects the root's checkpoint into the next snapshot. With alpd dead, the
-SQLite file must hold the thread at revision n or n+1, whole: the revision log, the
-snapshot rows and the chain agree, and the root is settled exactly when its projection
-exists. After a restart alpd adopts or reconciles the run and the thread ends at n+1 with
-the root's pin in it.
+database (SQLite's file, or PostgreSQL's: the test runs on both) must hold the thread at
+revision n or n+1, whole: the revision log, the snapshot rows and the chain agree, and the
+root is settled exactly when its projection exists. After a restart alpd adopts or
+reconciles the run and the thread ends at n+1 with the root's pin in it.
 """
 
 from __future__ import annotations
@@ -14,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from store_access import raw_db
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
@@ -29,10 +28,10 @@ CYCLES = 12
 SEED = 20261130
 
 
-def inspect_whole(home: Path, thread_id: str) -> tuple[int, dict[str, str]]:
-    """With alpd dead: check the thread is whole; its context revision and root statuses."""
-    conn = sqlite3.connect(f"file:{home / 'alp.db'}?mode=ro", uri=True)
-    try:
+def inspect_whole(d: DaemonProcess, thread_id: str) -> tuple[int, dict[str, str]]:
+    """With alpd dead: check the thread is whole; its context revision and root statuses
+    (in its SQLite file, or its PostgreSQL database)."""
+    with raw_db(d) as conn:
         revision, context_revision = conn.execute(
             "SELECT revision, context_revision FROM threads WHERE id = ?", (thread_id,)
         ).fetchone()
@@ -53,6 +52,7 @@ def inspect_whole(home: Path, thread_id: str) -> tuple[int, dict[str, str]]:
         previous = None
         snapshot: dict[str, Any] = {}
         for number, body, digest, previous_digest in rows:
+            body = bytes(body)  # PostgreSQL's bytea comes as a memoryview
             assert "sha256:" + hashlib.sha256(body).hexdigest() == digest, number
             snapshot = json.loads(body)
             assert snapshot["revision"] == number
@@ -70,8 +70,6 @@ def inspect_whole(home: Path, thread_id: str) -> tuple[int, dict[str, str]]:
         assert projected == settled, (projected, settled)
         assert context_revision == len(settled)
         return context_revision, roots
-    finally:
-        conn.close()
 
 
 def wait_settled(d: DaemonProcess, execution_id: str, timeout: float = 30.0) -> dict[str, Any]:
@@ -84,11 +82,15 @@ def wait_settled(d: DaemonProcess, execution_id: str, timeout: float = 30.0) -> 
     raise AssertionError(f"{execution_id} did not settle after the restart")
 
 
-def test_kill9_during_settle_leaves_thread_at_n_or_n_plus_1_whole(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+def test_kill9_during_settle_leaves_thread_at_n_or_n_plus_1_whole(
+    tmp_path: Path, store_url: str | None
+) -> None:
     rng = random.Random(SEED)
     work = tmp_path / "work"
     work.mkdir()
-    with running_daemon(tmp_path) as d:
+    env = {"ALP_STORE_URL": store_url} if store_url else {}
+    with running_daemon(tmp_path, extra_env=env) as d:
         thread_id = d.call("thread/create", {"title": "chaos", "cwd": str(work)})["id"]
 
         def start_root(marker: str) -> str:
@@ -116,7 +118,7 @@ def test_kill9_during_settle_leaves_thread_at_n_or_n_plus_1_whole(tmp_path: Path
             root_id = start_root(marker)
             time.sleep(rng.uniform(0.1, 1.3) * span)
             d.kill9()
-            revision, roots = inspect_whole(d.home, thread_id)
+            revision, roots = inspect_whole(d, thread_id)
             assert revision in (n, n + 1), (cycle, revision)
             assert (roots[root_id] == "settled") == (revision == n + 1)
             seen_before_settle += revision == n
@@ -130,7 +132,7 @@ def test_kill9_during_settle_leaves_thread_at_n_or_n_plus_1_whole(tmp_path: Path
             assert snapshot["outcomes"][-1]["sourceExecutionId"] == root_id
             assert snapshot["degraded"] is False
             d.stop()
-            assert inspect_whole(d.home, thread_id)[0] == n + 1
+            assert inspect_whole(d, thread_id)[0] == n + 1
             d.start()
         # The random delays did hit before the settle at least once (else this test is weak).
         assert seen_before_settle >= 1
