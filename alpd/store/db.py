@@ -12,6 +12,9 @@ shielded from cancellation once it has begun.
 
 from __future__ import annotations
 
+# long: the Store class whole (its two connections, their opening and checks, and the ways a
+# unit of work reaches them: write, read, read during loop work, read inline)
+import asyncio
 import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -35,6 +38,7 @@ from alpd.store.inline import BUDGET, InlineReader
 from alpd.store.migrations import APPLICATION_ID, LATEST_VERSION, MIGRATIONS
 
 T = TypeVar("T")
+U = TypeVar("U")
 P = ParamSpec("P")
 
 log = structlog.get_logger("alpd.store")
@@ -275,6 +279,21 @@ class Store:
         made of several queries, or a query and the checks of its rows, is one unit of work.
         The connection is query_only; `work` must not keep it or its cursors."""
         return await on_thread(self._reader, work)
+
+    async def read_during(
+        self, work: Callable[[sqlite3.Connection], T], meanwhile: Callable[[], U]
+    ) -> tuple[T, U]:
+        """`work(connection)` on the reader's thread (as `read`) while `meanwhile()` runs on
+        the loop's thread: SQLite releases the GIL while it steps, so Python that holds it (a
+        search's vector product) overlaps the statements. Both results; `work`'s error first."""
+        task = asyncio.ensure_future(self.read(work))
+        await asyncio.sleep(0)  # the task runs up to its await: `work` is on the reader's queue
+        try:
+            done = meanwhile()
+        except BaseException:
+            await asyncio.gather(task, return_exceptions=True)
+            raise
+        return await task, done
 
     async def read_inline(
         self, work: Callable[[sqlite3.Connection], T], budget: float = BUDGET

@@ -29,7 +29,18 @@ if TYPE_CHECKING:
 
     from alpd.services.history.embedders import Embedder
 
-__all__ = ["LegPlan", "LegResult", "Matrix", "Scored", "empty_matrix", "meaning_leg"]
+__all__ = [
+    "FirstPass",
+    "LegPlan",
+    "LegResult",
+    "Matrix",
+    "Scored",
+    "empty_matrix",
+    "extended_on",
+    "first_pass",
+    "meaning_leg",
+    "meaning_leg_from",
+]
 
 #: the first round widens to this many times the chunks wanted among all chunks (a broad
 #: filter, `--role user`, is met there); past it, only the chunks that pass are ranked (a
@@ -79,6 +90,55 @@ def meaning_leg(
     finally:
         ranking.close()
     return LegResult(found, matrix, vector, plan.text)
+
+
+@dataclass(frozen=True)
+class FirstPass:
+    """The product of a hybrid search, computed on the loop's thread while the reader's runs
+    the keyword leg (`first_pass`): the ranking of the matrix as the plan had it, its best
+    `want` already found."""
+
+    ranking: Ranking
+    vector: npt.NDArray[np.float32]
+
+
+def first_pass(plan: LegPlan, want: int) -> FirstPass:
+    """The query's vector (embedded when not cached: a local model, microseconds), the codes'
+    product over the plan's matrix and its best `want` (kept by the ranking for the hop)."""
+    vector = plan.vector
+    if vector is None:
+        vector = plan.embedder.embed([plan.text])[0]
+    ranking = Ranking(plan.matrix, vector)
+    ranking.top(want)
+    return FirstPass(ranking, vector)
+
+
+def extended_on(plan: LegPlan, conn: BlockingTx) -> Matrix:
+    """The plan's matrix with the vectors embedded since it was loaded (the same object when
+    there are none)."""
+    return _extended(plan.matrix, plan.generation, conn)
+
+
+def meaning_leg_from(
+    plan: LegPlan,
+    first: FirstPass,
+    matrix: Matrix,
+    uid: int,
+    params: m.HistorySearchParams,
+    want: int,
+    conn: BlockingTx,
+) -> LegResult:
+    """The meaning leg from a product computed beforehand (`first_pass`) over the plan's
+    matrix; when `matrix` (`extended_on`) grew since, the product is computed again over it."""
+    ranking = first.ranking
+    if matrix is not plan.matrix:
+        ranking.close()
+        ranking = Ranking(matrix, first.vector)
+    try:
+        found = _ranked(conn, uid, params, ranking, want)
+    finally:
+        ranking.close()
+    return LegResult(found, matrix, first.vector, plan.text)
 
 
 def _ranked(

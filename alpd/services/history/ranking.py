@@ -183,6 +183,9 @@ class Ranking:
         self.step = float(steps[0])
         query_norm = float(np.sqrt((self.query**2).sum()))
         self.bound = error * matrix.norm + query_norm * matrix.error + SLACK
+        #: the last best k of all rows found, (k, best): a hybrid search finds its first on
+        #: the loop's thread and uses it in the reader's (`meaning_leg.first_pass`)
+        self._best: tuple[int, list[tuple[int, float]]] | None = None
 
     def close(self) -> None:
         """Give the scratch arrays back (at most two kept: searches run one at a time on
@@ -210,6 +213,14 @@ class Ranking:
     def top(self, k: int, rows: npt.NDArray[np.intp] | None = None) -> list[tuple[int, float]]:
         """The best `k` of `rows` (all rows when None) as (chunk id, cosine), best first, ties
         by chunk id; a chunk no closer than orthogonal to the query is no hit."""
+        if rows is None and self._best is not None and self._best[0] == k:
+            return list(self._best[1])
+        best = self._top(k, rows)
+        if rows is None:
+            self._best = (k, best)
+        return list(best)
+
+    def _top(self, k: int, rows: npt.NDArray[np.intp] | None) -> list[tuple[int, float]]:
         import numpy as np
 
         scaled = self.scaled if rows is None else self.scaled[rows]

@@ -43,7 +43,17 @@ from alpd.domain.history.fusion import fuse
 from alpd.errors import InvalidArgument, SearchIndexNotReady
 from alpd.services.context import Caller
 from alpd.services.history.meaning import MeaningIndex
-from alpd.services.history.meaning_leg import LegPlan, LegResult, Scored, meaning_leg
+from alpd.services.history.meaning_leg import (
+    FirstPass,
+    LegPlan,
+    LegResult,
+    Matrix,
+    Scored,
+    extended_on,
+    first_pass,
+    meaning_leg,
+    meaning_leg_from,
+)
 from alpd.store.db import BlockingTx, Store
 from alpd.store.entry_rows import fold_text, has_cjk
 from alpd.store.history.keyword_leg import KeywordRef, keyword_page, keyword_refs
@@ -120,7 +130,10 @@ async def search(
             raise SearchIndexNotReady(notice, state=state.state)
         result = await store.read(partial(search_on, caller.uid, params, query))
         return msgspec.structs.replace(result, mode="keyword", meaning=state, notice=notice)
-    hits, leg = await store.read(partial(_meaning_on, caller.uid, params, query, plan))
+    if params.mode == "hybrid":
+        hits, leg = await _hybrid(store, caller.uid, params, query, plan)
+    else:
+        hits, leg = await store.read(partial(_meaning_on, caller.uid, params, query, plan))
     meaning.adopt(leg)
     return m.HistorySearchResult(
         hits=hits,
@@ -150,25 +163,67 @@ def _meaning_on(
     plan: LegPlan,
     conn: BlockingTx,
 ) -> tuple[list[m.SearchHit], LegResult]:
-    """A `meaning` or `hybrid` search whole, in one hop to the reader's thread: the thread
-    filter's checks, the keyword leg (hybrid), the meaning leg (`meaning_leg`: the product,
-    the filter of its candidates), the fusion, and only then the hits of the page: the
-    meaning leg's shown chunks get their labels, digest check and snippet here."""
+    """A `meaning` search whole, in one hop to the reader's thread: the thread filter's
+    checks, the meaning leg (`meaning_leg`: the product, the filter of its candidates), and
+    the shown chunks' labels, digest check and snippets."""
     check_thread_filter(uid, params, conn)
-    if params.mode == "meaning":
-        leg = meaning_leg(plan, uid, params, params.limit, conn)
-        shown = chunk_hits(conn, params, [s.candidate.chunk_id for s in leg.found])
-        hits = [
-            msgspec.structs.replace(
-                shown[s.candidate.chunk_id], score=round(s.cosine, 6), legs=["meaning"]
-            )
-            for s in leg.found
-            if s.candidate.chunk_id in shown
-        ]
-        return hits, leg
+    leg = meaning_leg(plan, uid, params, params.limit, conn)
+    shown = chunk_hits(conn, params, [s.candidate.chunk_id for s in leg.found])
+    hits = [
+        msgspec.structs.replace(
+            shown[s.candidate.chunk_id], score=round(s.cosine, 6), legs=["meaning"]
+        )
+        for s in leg.found
+        if s.candidate.chunk_id in shown
+    ]
+    return hits, leg
+
+
+async def _hybrid(
+    store: Store, uid: int, params: m.HistorySearchParams, query: SearchQuery, plan: LegPlan
+) -> tuple[list[m.SearchHit], LegResult]:
+    """A hybrid search in two hops, the first overlapped: the reader's thread runs the
+    thread filter's checks and the keyword leg (ids) while the loop's computes the codes'
+    product and its best chunks (`first_pass`; the kernel holds the GIL, SQLite releases it
+    while it steps); then one hop for the rest (`_hybrid_on`)."""
     want = params.limit * LEG_FACTOR
+    (keyword, matrix), first = await store.read_during(
+        partial(_keyword_on, uid, params, query, plan, want), partial(first_pass, plan, want)
+    )
+    return await store.read(
+        partial(_hybrid_on, uid, params, query, plan, want, keyword, matrix, first)
+    )
+
+
+def _keyword_on(
+    uid: int,
+    params: m.HistorySearchParams,
+    query: SearchQuery,
+    plan: LegPlan,
+    want: int,
+    conn: BlockingTx,
+) -> tuple[list[KeywordRef], Matrix]:
+    """A hybrid search's first hop: the thread filter's checks, the keyword leg's ids, the
+    matrix extended with the vectors embedded since it was loaded."""
+    check_thread_filter(uid, params, conn)
     keyword = keyword_refs(uid, msgspec.structs.replace(params, limit=want), query, conn)
-    leg = meaning_leg(plan, uid, params, want, conn)
+    return keyword, extended_on(plan, conn)
+
+
+def _hybrid_on(
+    uid: int,
+    params: m.HistorySearchParams,
+    query: SearchQuery,
+    plan: LegPlan,
+    want: int,
+    keyword: list[KeywordRef],
+    matrix: Matrix,
+    first: FirstPass,
+    conn: BlockingTx,
+) -> tuple[list[m.SearchHit], LegResult]:
+    """A hybrid search's second hop: the meaning leg's candidates filtered, the fusion, the
+    page's hits."""
+    leg = meaning_leg_from(plan, first, matrix, uid, params, want, conn)
     return _fused(keyword, leg.found, params, query, conn), leg
 
 
