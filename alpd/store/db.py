@@ -15,6 +15,7 @@ from __future__ import annotations
 # long: the Store class whole (its two connections, their opening and checks, and the ways a
 # unit of work reaches them: write, read, read during loop work, read inline)
 import asyncio
+import concurrent.futures
 import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -281,19 +282,27 @@ class Store:
         return await on_thread(self._reader, work)
 
     async def read_during(
-        self, work: Callable[[sqlite3.Connection], T], meanwhile: Callable[[], U]
-    ) -> tuple[T, U]:
-        """`work(connection)` on the reader's thread (as `read`) while `meanwhile()` runs on
-        the loop's thread: SQLite releases the GIL while it steps, so Python that holds it (a
-        search's vector product) overlaps the statements. Both results; `work`'s error first."""
-        task = asyncio.ensure_future(self.read(work))
-        await asyncio.sleep(0)  # the task runs up to its await: `work` is on the reader's queue
+        self,
+        work: Callable[[sqlite3.Connection, Callable[[], U]], T],
+        meanwhile: Callable[[], U],
+    ) -> T:
+        """One hop to the reader's thread (as `read`) while `meanwhile()` runs on the loop's
+        thread: `work(connection, awaited)` calls `awaited()` for `meanwhile`'s result (it
+        blocks until there is one, or raises its error). SQLite releases the GIL while it
+        steps, so Python that holds it (a search's vector product) overlaps the statements
+        `work` runs before it needs the result."""
+        result: concurrent.futures.Future[U] = concurrent.futures.Future()
+        task = asyncio.ensure_future(self.read(lambda conn: work(conn, result.result)))
         try:
-            done = meanwhile()
+            await asyncio.sleep(0)  # the task runs up to its await: `work` is queued
+            value = meanwhile()
         except BaseException:
-            await asyncio.gather(task, return_exceptions=True)
+            # the reader's `work` must never wait for it: it stops there, its error dropped
+            result.set_exception(RuntimeError("the loop's part of the read failed"))
+            task.add_done_callback(_retrieved)
             raise
-        return await task, done
+        result.set_result(value)
+        return await task
 
     async def read_inline(
         self, work: Callable[[sqlite3.Connection], T], budget: float = BUDGET
@@ -315,6 +324,11 @@ class Store:
         async with self._write_lock, self._writer.execute("SELECT 1") as cursor:
             row = await cursor.fetchone()
         return row is not None and row[0] == 1
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 async def _check_integrity(conn: aiosqlite.Connection, path: Path) -> None:

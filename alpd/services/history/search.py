@@ -47,7 +47,6 @@ from alpd.services.history.meaning_leg import (
     FirstPass,
     LegPlan,
     LegResult,
-    Matrix,
     Scored,
     extended_on,
     first_pass,
@@ -182,32 +181,14 @@ def _meaning_on(
 async def _hybrid(
     store: Store, uid: int, params: m.HistorySearchParams, query: SearchQuery, plan: LegPlan
 ) -> tuple[list[m.SearchHit], LegResult]:
-    """A hybrid search in two hops, the first overlapped: the reader's thread runs the
-    thread filter's checks and the keyword leg (ids) while the loop's computes the codes'
-    product and its best chunks (`first_pass`; the kernel holds the GIL, SQLite releases it
-    while it steps); then one hop for the rest (`_hybrid_on`)."""
+    """A hybrid search in one hop whose first statements overlap the product: the reader's
+    thread runs the thread filter's checks and the keyword leg (ids) while the loop's
+    computes the codes' product and its best chunks (`first_pass`; the kernel holds the GIL,
+    SQLite releases it while it steps), then the rest (`_hybrid_on`)."""
     want = params.limit * LEG_FACTOR
-    (keyword, matrix), first = await store.read_during(
-        partial(_keyword_on, uid, params, query, plan, want), partial(first_pass, plan, want)
+    return await store.read_during(
+        partial(_hybrid_on, uid, params, query, plan, want), partial(first_pass, plan, want)
     )
-    return await store.read(
-        partial(_hybrid_on, uid, params, query, plan, want, keyword, matrix, first)
-    )
-
-
-def _keyword_on(
-    uid: int,
-    params: m.HistorySearchParams,
-    query: SearchQuery,
-    plan: LegPlan,
-    want: int,
-    conn: BlockingTx,
-) -> tuple[list[KeywordRef], Matrix]:
-    """A hybrid search's first hop: the thread filter's checks, the keyword leg's ids, the
-    matrix extended with the vectors embedded since it was loaded."""
-    check_thread_filter(uid, params, conn)
-    keyword = keyword_refs(uid, msgspec.structs.replace(params, limit=want), query, conn)
-    return keyword, extended_on(plan, conn)
 
 
 def _hybrid_on(
@@ -216,14 +197,16 @@ def _hybrid_on(
     query: SearchQuery,
     plan: LegPlan,
     want: int,
-    keyword: list[KeywordRef],
-    matrix: Matrix,
-    first: FirstPass,
     conn: BlockingTx,
+    first: Callable[[], FirstPass],
 ) -> tuple[list[m.SearchHit], LegResult]:
-    """A hybrid search's second hop: the meaning leg's candidates filtered, the fusion, the
-    page's hits."""
-    leg = meaning_leg_from(plan, first, matrix, uid, params, want, conn)
+    """A hybrid search on the reader's thread: the thread filter's checks, the keyword leg's
+    ids and the matrix extended while the loop's thread computes the product (`first`: waits
+    for it), then the meaning leg's candidates filtered, the fusion, the page's hits."""
+    check_thread_filter(uid, params, conn)
+    keyword = keyword_refs(uid, msgspec.structs.replace(params, limit=want), query, conn)
+    matrix = extended_on(plan, conn)
+    leg = meaning_leg_from(plan, first(), matrix, uid, params, want, conn)
     return _fused(keyword, leg.found, params, query, conn), leg
 
 
