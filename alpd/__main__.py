@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from alpd.daemon import DaemonConfig, run_daemon
     from alpd.domain.config_fields import ConfigError
+    from alpd.domain.hosts.person import PersonNotRole
     from alpd.lock import HomeLocked
     from alpd.logs import configure_logging
     from alpd.paths import UnsafeDirectory
@@ -112,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         DatabaseCorrupt,
         DatabaseForeign,
         DatabaseUnavailable,
+        PersonNotRole,
         ConfigError,
         SocketActivationError,
     ) as exc:

@@ -178,7 +178,7 @@ class Runtime:
 
             self._web = WebServer(
                 self.config.home,
-                Door(self.dispatcher, self.daemon.uid),
+                Door(self.dispatcher, self.daemon.owner),
                 self.daemon.events,
                 lambda: self.executions.agents.web,
             )

@@ -36,6 +36,7 @@ from alpd.rpc.listener import accept_forever, bind_unix_socket, refuse
 from alpd.rpc.lobby import Lobby
 from alpd.sdnotify import Notifier
 from alpd.services.context import Caller
+from alpd.services.hosts.person import claim_person
 from alpd.socket_activation import listen_fds
 from alpd.store.db import Store, open_store, store_url
 from alpd.supervisor import cgroups
@@ -96,7 +97,8 @@ async def serve_peer(
     """Serve a connection that left the lobby with the start of a frame (`preloaded`)."""
     try:
         stream = await anyio.abc.UNIXSocketStream.from_socket(peer)
-        caller = Caller(uid=creds.uid, gid=creds.gid, pid=creds.pid)
+        # The peer's uid is alpd's (admit_peer); its rows are its person's (Daemon.owner).
+        caller = Caller(uid=runtime.daemon.owner, gid=creds.gid, pid=creds.pid)
         connection = Connection(
             stream,
             caller,
@@ -187,7 +189,9 @@ async def _serve(
         # Socket-activated: the runs must learn the path systemd bound, not our default.
         config.socket_path = Path(sock.getsockname())
     runtime = Runtime(config, store, agents, build_handlers)
-    # Before the first request: every root and schedule records the host it was made on.
+    # Before the first request: the person every caller's rows belong to, and the host
+    # every root and schedule records it was made on.
+    await claim_person(runtime.daemon, runtime.executions.agents.person)
     await runtime.hosts.register()
     _settle_the_heap()
     try:

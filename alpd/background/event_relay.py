@@ -77,9 +77,14 @@ class EventRelay:
         self._sent = 0
         self.dropped_in = 0
         self.listening = False
-        self._caller = Caller(uid=self.d.uid, gid=os.getgid(), pid=0)
         self._on_state: Callable[[m.TaskState], None] = lambda state: None
         self._state = "starting"
+
+    @property
+    def _caller(self) -> Caller:
+        """The owner the rows are read as: this alpd's person (`Daemon.owner`, set at start
+        after this relay is made)."""
+        return Caller(uid=self.d.owner, gid=os.getgid(), pid=0)
 
     # out
 

@@ -148,7 +148,9 @@ class Channels:
             channel: Channel | None = None
             try:
                 channel = self._make(name)
-                door = ChatDoor(channel, self._dispatcher, self.pairing, self.approvals, self.d.uid)
+                door = ChatDoor(
+                    channel, self._dispatcher, self.pairing, self.approvals, self.d.owner
+                )
                 self.doors[name] = door
 
                 def up(state: str, detail: str | None, name: str = name) -> None:
@@ -367,7 +369,7 @@ class Channels:
 
     async def _owner_call(self, method: str, **params: object) -> Any:
         """A read as the daemon's owner (the page's and the chats' way in)."""
-        session = ChatSession(Caller(self.d.uid, os.getgid(), os.getpid()), "channels", "alpd")
+        session = ChatSession(Caller(self.d.owner, os.getgid(), os.getpid()), "channels", "alpd")
         return await self._dispatcher.call(session, method, dict(params))
 
 

@@ -11,7 +11,10 @@ from alpd.store.db import Store
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """The peer, from kernel credentials read once at accept (never from message text)."""
+    """The peer, from kernel credentials read once at accept (never from message text).
+
+    `uid` is the number the caller's rows are owned by: the peer's uid (checked equal to
+    alpd's at accept) mapped to its person's number (`Daemon.owner`; the same on one host)."""
 
     uid: int
     gid: int
@@ -30,6 +33,14 @@ class Daemon:
     #: None before (and in a daemon made for a test without hosts)
     host_id: str | None = None
     host_name: str | None = None
+    #: the person this alpd's rows belong to and their number (`owner_uid`): set at start
+    #: (`alpd.services.hosts.person`); until then, and on one host, the number is `uid`
+    person: str | None = None
+    owner: int = -1
+
+    def __post_init__(self) -> None:
+        if self.owner < 0:
+            self.owner = self.uid
 
     @property
     def host(self) -> tuple[str, str] | None:

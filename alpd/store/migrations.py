@@ -957,6 +957,21 @@ V32_SCHEDULE_FIRES: Final = (
     """,
 )
 
+# One person, not one uid (issue 24, point 5; docs/many-machines.md, "One person across
+# hosts"): the number a person's rows are owned by (`owner_uid`), kept once per person, so a
+# host where they have another uid maps it to the same number. On PostgreSQL every table is
+# then bound to the database role that writes it (row-level security,
+# `alpd.store.postgres.persons`).
+V33_PERSONS: Final = (
+    """
+    CREATE TABLE persons (
+        name          TEXT PRIMARY KEY,
+        uid           INTEGER NOT NULL UNIQUE,
+        registered_at TEXT NOT NULL
+    ) STRICT
+    """,
+)
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -990,6 +1005,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V30_SEARCH_VECTORS,
     V31_RATE_WINDOWS,
     V32_SCHEDULE_FIRES,
+    V33_PERSONS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)
@@ -1009,5 +1025,29 @@ POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
         "GENERATED ALWAYS AS (alp_words(body)) STORED",
         "CREATE INDEX search_words_vectors ON search_words USING gin (words)",
         "DROP INDEX search_words_words",
+    ),
+    # persons; and the keys that were the database's alone made each person's, since a
+    # person's role sees only their own rows (`alpd.store.postgres.persons`): a thread
+    # document's id from a sequence (the lowest visible id is not the lowest), the meaning
+    # index's generation per embedder per person, its cursor one row per person
+    33: (
+        """
+        CREATE TABLE persons (
+            name          TEXT PRIMARY KEY,
+            uid           BIGINT NOT NULL UNIQUE,
+            registered_at TEXT NOT NULL
+        )
+        """,
+        "CREATE SEQUENCE thread_doc_ids INCREMENT BY -1 MAXVALUE -1 START WITH -1",
+        "SELECT setval('thread_doc_ids', least(-1, (SELECT min(id) - 1 FROM thread_docs)), false)",
+        *(
+            f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS owner_role TEXT NOT NULL "
+            "DEFAULT current_user"
+            for table in ("search_generations", "search_index_cursor")
+        ),
+        "ALTER TABLE search_generations DROP CONSTRAINT search_generations_fingerprint_key",
+        "ALTER TABLE search_generations ADD UNIQUE (fingerprint, owner_role)",
+        "ALTER TABLE search_index_cursor DROP CONSTRAINT search_index_cursor_pkey",
+        'ALTER TABLE search_index_cursor ADD PRIMARY KEY ("only", owner_role)',
     ),
 }

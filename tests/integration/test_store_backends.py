@@ -14,6 +14,13 @@ from postgres_cluster import Cluster
 
 from alpd.store.db import DatabaseTooNew, DatabaseUnavailable, Store, open_store
 from alpd.store.migrations import LATEST_VERSION
+from alpd.store.postgres.persons import (
+    OWNER_COLUMN,
+    POLICY,
+    SHARED_TABLES,
+    bind_tables,
+    unbound_tables,
+)
 from alpd.store.postgres.store import PostgresStore
 
 pytestmark = pytest.mark.postgres
@@ -54,8 +61,35 @@ def test_the_postgresql_schema_has_every_table_and_column_of_sqlites(
         ).fetchall()
     found: dict[str, set[str]] = {}
     for table, column in rows:
-        found.setdefault(table, set()).add(column)
+        if column != OWNER_COLUMN:  # the person a row is bound to (the next test)
+            found.setdefault(table, set()).add(column)
     assert {t: found.get(t) for t in expected} == expected
+
+
+def test_every_postgresql_table_is_bound_to_its_persons(url: str) -> None:
+    """Row-level security, forced, with the one policy, on every table but the shared ones;
+    a table a later migration makes is bound too (docs/many-machines.md)."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, c.relrowsecurity AND c.relforcerowsecurity, "
+            "(SELECT array_agg(p.polname) FROM pg_policy p WHERE p.polrelid = c.oid), "
+            "(SELECT count(*) FROM information_schema.columns i WHERE i.table_name = c.relname "
+            f"AND i.column_name = '{OWNER_COLUMN}') "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind = 'r'"
+        ).fetchall()
+        assert len(rows) > 40
+        unbound = [
+            name
+            for name, forced, policies, owner in rows
+            if name not in SHARED_TABLES and (not forced or policies != [POLICY] or owner != 1)
+        ]
+        assert unbound == []
+        assert [forced for name, forced, *_ in rows if name in SHARED_TABLES] == [False]
+        conn.execute("CREATE TABLE later_table (id BIGINT PRIMARY KEY)")
+        assert unbound_tables(conn) == ["later_table"]
+        assert bind_tables(conn) == ["later_table"]
+        assert unbound_tables(conn) == []
 
 
 def test_an_immutable_record_is_refused_as_on_sqlite(url: str) -> None:

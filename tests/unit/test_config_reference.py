@@ -15,6 +15,7 @@ from alpd.domain.config_fields import ConfigError
 from alpd.domain.conversation.guards import LIMIT_KEYS
 from alpd.domain.history.search_settings import SEARCH_KEYS
 from alpd.domain.hosts.lease import HOST_KEYS
+from alpd.domain.hosts.person import PERSON_KEYS
 from alpd.domain.memory.settings import MEMORY_KEYS
 from alpd.domain.recap.config import KEYS as RECAP_KEYS
 from alpd.domain.runs import agents
@@ -36,6 +37,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "[channels.wechat]": channel_settings.WECHAT_KEYS,
     "[checkpoints]": CHECKPOINT_KEYS,
     "[host]": HOST_KEYS,
+    "[person]": PERSON_KEYS,
 }
 
 

@@ -77,6 +77,7 @@ from alpd.domain.config_fields import (
 from alpd.domain.conversation.guards import LIMIT_KEYS, GuardLimits
 from alpd.domain.history.search_settings import SearchSettings, parse_search_settings
 from alpd.domain.hosts.lease import HostSettings, parse_host_settings
+from alpd.domain.hosts.person import PersonSettings, parse_person_settings
 from alpd.domain.memory.settings import MemorySettings, agent_memory_cap, parse_memory_settings
 from alpd.domain.recap.config import RecapSettings, parse_recap_settings
 from alpd.domain.runs.limits import (
@@ -170,6 +171,8 @@ class AgentsConfig(msgspec.Struct, frozen=True, kw_only=True):
     checkpoints: CheckpointSettings = CheckpointSettings()
     #: the `[host]` table: this host's name and lease (alpd.domain.hosts.lease)
     host: HostSettings = HostSettings()
+    #: the `[person]` table: who this alpd's rows belong to (alpd.domain.hosts.person)
+    person: PersonSettings = PersonSettings()
     #: `[store] url`: the PostgreSQL database shared by several hosts; None: SQLite in the
     #: home (docs/many-machines.md; `ALP_STORE_URL` overrides it)
     store_url: str | None = None
@@ -227,25 +230,10 @@ def parse_agents_config(
         raise ConfigError(source, line, "arrays or tables nested too deeply to read") from None
     fail = Failer(source, toml_text)
     for key in data:
-        known = (
-            "agents",
-            "runtimes",
-            "handoff",
-            "web",
-            "recap",
-            "search",
-            "memory",
-            "channels",
-            "checkpoints",
-            "host",
-            "store",
-        )
+        known = _SECTIONS
         if key not in known and key not in other_sections:
-            fail(
-                (key,),
-                f"unknown section {key!r} (expected 'agents', 'runtimes', 'handoff', 'web', "
-                "'recap', 'search', 'memory', 'channels', 'checkpoints', 'host' or 'store')",
-            )
+            expected = ", ".join(repr(name) for name in _SECTIONS[:-1])
+            fail((key,), f"unknown section {key!r} (expected {expected} or 'store')")
     runtimes = _parse_runtimes(fail, data.get("runtimes", {}), known_runtimes)
     agents = builtin_agents(known_runtimes)
     agents.update(_parse_agents(fail, data.get("agents", {}), known_runtimes))
@@ -264,6 +252,7 @@ def parse_agents_config(
     channels = parse_channel_settings(fail, data.get("channels"))
     checkpoints = parse_checkpoint_settings(fail, data.get("checkpoints"))
     host = parse_host_settings(fail, data.get("host"))
+    person = parse_person_settings(fail, data.get("person"))
     store_url = parse_store_url(fail, data.get("store"))
     return AgentsConfig(
         agents=agents,
@@ -276,8 +265,16 @@ def parse_agents_config(
         channels=channels,
         checkpoints=checkpoints,
         host=host,
+        person=person,
         store_url=store_url,
     )
+
+
+#: the tables of config.toml besides the ones a caller parses itself (`other_sections`)
+_SECTIONS: Final = (
+    *("agents", "runtimes", "handoff", "web", "recap", "search", "memory", "channels"),
+    *("checkpoints", "host", "person", "store"),
+)
 
 
 def _parse_handoff(fail: Failer, table: object) -> GuardLimits:

@@ -94,7 +94,7 @@ class Pairing:
     ) -> None:
         """Spend `code` and bind `sender` (chatting in `chat`) to the owner."""
         self._codes[channel] = [c for c in self._codes.get(channel, []) if c is not code]
-        row = store.SenderRow(channel, sender, self.d.uid, chat, name, self.d.clock.now_iso())
+        row = store.SenderRow(channel, sender, self.d.owner, chat, name, self.d.clock.now_iso())
 
         async def unit(tx: Tx) -> None:
             await store.upsert_sender(tx, row)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from alpd.store.db import Store, Tx
+from alpd.store.db import Store, Tx, dialect_of
 from protocol import messages as m
 
 __all__ = [
@@ -86,11 +86,17 @@ async def replace_thread_doc(
 ) -> None:
     """The thread's document, made from the thread as of `source` (its `updated_at`)."""
     await tx.execute("DELETE FROM thread_docs WHERE thread_id = ?", (thread_id,))
-    await tx.execute(
-        "INSERT INTO thread_docs (id, thread_id, title, context, source) VALUES ("
-        "(SELECT coalesce(min(id), 0) - 1 FROM thread_docs), ?, ?, ?, ?)",
-        (thread_id, title, context, source),
-    )
+    await tx.execute(_INSERT_DOC[dialect_of(tx)], (thread_id, title, context, source))
+
+
+#: a thread document's id, below every other (negative: entries have the positive ones); on
+#: PostgreSQL from a sequence, since a person's role sees only their own documents' ids
+_INSERT_DOC = {
+    "sqlite": "INSERT INTO thread_docs (id, thread_id, title, context, source) VALUES ("
+    "(SELECT coalesce(min(id), 0) - 1 FROM thread_docs), ?, ?, ?, ?)",
+    "postgres": "INSERT INTO thread_docs (id, thread_id, title, context, source) VALUES ("
+    "nextval('thread_doc_ids'), ?, ?, ?, ?)",
+}
 
 
 async def stale_thread_docs(store: Store, limit: int) -> list[str]:

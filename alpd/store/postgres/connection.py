@@ -29,6 +29,7 @@ from psycopg import errors as pg_errors
 from psycopg.adapt import Dumper, Loader
 
 from alpd.store.postgres.dialect import translate
+from alpd.store.postgres.persons import OWNER_COLUMN
 
 __all__ = ["AsyncPgCursor", "AsyncSqliteLike", "PgCursor", "PgRow", "SqliteLike", "configure"]
 
@@ -71,7 +72,14 @@ class PgRow(Sequence[Any]):
 
 
 def _row_factory(cursor: psycopg.Cursor[Any]) -> Callable[[Sequence[Any]], PgRow]:
-    names = {column.name: i for i, column in enumerate(cursor.description or ())}
+    columns = [column.name for column in cursor.description or ()]
+    if OWNER_COLUMN in columns:
+        # The person a row belongs to is the database's business (row-level security,
+        # `alpd.store.postgres.persons`): a `SELECT *` reads the columns SQLite has.
+        keep = [i for i, name in enumerate(columns) if name != OWNER_COLUMN]
+        names = {columns[i]: n for n, i in enumerate(keep)}
+        return lambda values: PgRow(names, tuple(values[i] for i in keep))
+    names = {name: i for i, name in enumerate(columns)}
     return lambda values: PgRow(names, tuple(values))
 
 

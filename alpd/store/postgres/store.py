@@ -38,6 +38,7 @@ from alpd.store.migrations import (
 )
 from alpd.store.postgres.connection import AsyncSqliteLike, SqliteLike, configure
 from alpd.store.postgres.dialect import ddl
+from alpd.store.postgres.persons import bind_tables
 from alpd.store.postgres.schema import BASELINE
 
 __all__ = ["WRITE_LOCK", "PostgresStore", "postgres_migration", "redacted"]
@@ -247,5 +248,10 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
     for number in range(version + 1, LATEST_VERSION + 1):
         for statement in postgres_migration(number):
             conn.execute(statement)
-    conn.execute("UPDATE alp_schema SET version = %s", (LATEST_VERSION,))
+    if version < LATEST_VERSION:
+        # A person's role may read alp_schema, never change it: the schema's owner migrates.
+        conn.execute("UPDATE alp_schema SET version = %s", (LATEST_VERSION,))
+        bound = bind_tables(conn)
+        if bound:
+            log.info("tables_bound_to_persons", tables=len(bound))
     conn.commit()

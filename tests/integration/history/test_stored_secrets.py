@@ -249,6 +249,9 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("hosts", "lost_at"): _TIME,
     ("hosts", "lost_to"): _ID,
     ("hosts", "back_at"): _TIME,
+    ("persons", "name"): "a person: [person] name from config.toml, the database role or the "
+    "login name",
+    ("persons", "registered_at"): _TIME,
     ("executions", "host_id"): _ID,
     ("executions", "host_name"): "a host's name, as hosts.name",
     ("executions", "settled_by"): _ID,

@@ -1,0 +1,260 @@
+"""One person, not one uid (issue 24, point 5; docs/many-machines.md, "One person across
+hosts"), on a real PostgreSQL cluster (tests/postgres_cluster.py) with two login roles, alice
+and bob, that are neither superusers nor BYPASSRLS:
+
+- two real alpd on one database, alice's and bob's (both run as this test's uid): bob cannot
+  list, show, search, continue or export alice's threads, and raw SQL as bob — a person's own
+  `psql` — reads, changes and deletes none of alice's rows in any table, cannot write a row as
+  alice, nor turn the binding off;
+- alice on two hosts with different uids (her first host, uid 501, in this process through the
+  services; then a real alpd under this test's uid) sees the same threads on both;
+- `[person] name` naming another role than the one alpd connects as: alpd refuses to start.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psycopg
+import pytest
+from daemons import settled
+from polling import wait_for
+from postgres_cluster import Cluster
+from transcripts import Claude
+
+from alpctl.client import RpcError
+from alpd.clock import Clock
+from alpd.domain.hosts.person import SPARE_BASE, PersonSettings
+from alpd.events import EventBus
+from alpd.services.context import Caller, Daemon
+from alpd.services.hosts.person import claim_person
+from alpd.services.threads.lifecycle import ThreadService
+from alpd.store.postgres.persons import OWNER_COLUMN, SHARED_TABLES
+from alpd.store.postgres.store import PostgresStore
+from alpd.testing.daemon import DaemonProcess, daemon_env, running_daemon
+from protocol import messages as m
+
+pytestmark = pytest.mark.postgres
+
+ROLES = ("alice", "bob")
+
+
+@pytest.fixture
+def database(postgres_cluster: Cluster) -> Iterator[str]:
+    """A fresh database (the admin role's: it made the schema) and the two persons' roles."""
+    url = postgres_cluster.new_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        for role in ROLES:
+            conn.execute(
+                f"DO $$BEGIN CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS; "
+                "EXCEPTION WHEN duplicate_object THEN NULL; END$$"
+            )
+    try:
+        yield url
+    finally:
+        postgres_cluster.drop_database(url)
+
+
+def as_role(url: str, role: str) -> str:
+    return url.replace("user=alp", f"user={role}")
+
+
+def person_config(name: str | None) -> str:
+    person = f'[person]\nname = "{name}"\n' if name else ""
+    return person + '[agents.ok]\nruntime = "command"\nargs = ["true"]\n'
+
+
+def start(base: Path, url: str, person: str | None = None) -> Any:
+    base.mkdir(parents=True)
+    (base / "config.toml").write_text(person_config(person))
+    return running_daemon(
+        base, extra_env={"ALP_STORE_URL": url}, extra_args=["--config", str(base / "config.toml")]
+    )
+
+
+def thread_ids(d: DaemonProcess) -> set[str]:
+    listed = d.call("thread/list", {"all": True})
+    assert isinstance(listed, dict)
+    return {t["id"] for t in listed["threads"]}
+
+
+def refused(d: DaemonProcess, method: str, params: dict[str, Any]) -> str:
+    with pytest.raises(RpcError) as raised:
+        d.call(method, params)
+    return str(raised.value.name)
+
+
+def run_root(d: DaemonProcess, thread_id: str, cwd: Path) -> dict[str, Any]:
+    started = d.call(
+        "thread/continue",
+        {"threadId": thread_id, "agent": "ok", "headless": True, "cwd": str(cwd)},
+    )
+    assert isinstance(started, dict)
+    return settled(d, started["execution"]["id"])
+
+
+def import_zebras(d: DaemonProcess, base: Path) -> None:
+    sessions = base / "claude"
+    sessions.mkdir()
+    claude = Claude()
+    (sessions / f"{claude.session}.jsonl").write_bytes(
+        claude.prompt("zebra crossing plans", ts="2026-11-01T10:00:00.000Z")
+        + claude.reply("the zebra crossing is drawn", ts="2026-11-01T10:01:00.000Z")
+    )
+    d.call("history/import", {"runtime": "claude", "path": str(sessions)})
+
+
+def zebra_hits(d: DaemonProcess) -> int:
+    result = d.call("history/search", {"query": "zebra"})
+    assert isinstance(result, dict)
+    return len(result["hits"])
+
+
+def test_another_persons_rows_are_unreachable(database: str, tmp_path: Path) -> None:
+    with start(tmp_path / "alice", as_role(database, "alice"), "alice") as alice:
+        mine = alice.call("thread/create", {"title": "Zebra crossing", "cwd": str(tmp_path)})
+        assert isinstance(mine, dict)
+        assert mine["ownerUid"] == os.getuid()  # her first host: her number is her uid
+        assert run_root(alice, mine["id"], tmp_path)["outcome"] == "completed"
+        import_zebras(alice, tmp_path / "alice")
+        # her thread's title, and the prompt and reply she imported
+        wait_for(lambda: zebra_hits(alice) == 3, what="alice's three zebras")
+        with start(tmp_path / "bob", as_role(database, "bob")) as bob:
+            # Bob runs under the same uid here; his number is not alice's.
+            assert thread_ids(bob) == set()
+            theirs = {"threadId": mine["id"]}
+            assert refused(bob, "thread/show", theirs) == "THREAD_NOT_FOUND"
+            assert refused(bob, "thread/show", {"threadId": "Zebra crossing"}) == (
+                "THREAD_NOT_FOUND"
+            )
+            assert refused(bob, "thread/continue", {**theirs, "agent": "ok"}) == (
+                "THREAD_NOT_FOUND"
+            )
+            assert refused(bob, "thread/export", theirs) == "THREAD_NOT_FOUND"
+            assert zebra_hits(bob) == 0
+            his = bob.call("thread/create", {"title": "Zebra of bob", "cwd": str(tmp_path)})
+            assert isinstance(his, dict)
+            assert his["ownerUid"] == SPARE_BASE
+            assert run_root(bob, his["id"], tmp_path)["outcome"] == "completed"
+            assert thread_ids(bob) == {his["id"]}
+            assert thread_ids(alice) == {mine["id"]}
+            wait_for(lambda: zebra_hits(bob) == 1, what="bob's own zebra")
+            assert zebra_hits(alice) == 3
+    raw_sql_as_bob_reaches_nothing_of_alice(database, mine["id"])
+
+
+def raw_sql_as_bob_reaches_nothing_of_alice(database: str, thread_id: str) -> None:
+    with psycopg.connect(database, autocommit=True) as admin:
+        tables = [
+            row[0]
+            for row in admin.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                "ORDER BY tablename"
+            )
+        ]
+        owned = {
+            table: admin.execute(
+                f"SELECT count(*) FILTER (WHERE {OWNER_COLUMN} = 'alice'), "
+                f"count(*) FILTER (WHERE {OWNER_COLUMN} = 'bob') FROM {table}"
+            ).fetchone()
+            for table in tables
+            if table not in SHARED_TABLES
+        }
+    assert all(owned[t][0] > 0 for t in ("threads", "executions", "history_entries", "persons"))
+    assert owned["hosts"] == (1, 1)
+    with psycopg.connect(as_role(database, "bob"), autocommit=True) as bob:
+        seen = {
+            table: bob.execute(
+                f"SELECT count(*), count(*) FILTER (WHERE {OWNER_COLUMN} != 'bob') FROM {table}"
+            ).fetchone()
+            for table in owned
+        }
+        assert seen == {table: (owned[table][1], 0) for table in owned}
+        for statement in (
+            f"UPDATE threads SET title = 'mine now' WHERE id = '{thread_id}'",
+            f"DELETE FROM executions WHERE thread_id = '{thread_id}'",
+            "DELETE FROM persons WHERE name = 'alice'",
+            "UPDATE history_entries SET text = 'gone' WHERE owner_role = 'alice'",
+        ):
+            assert bob.execute(statement).rowcount == 0, statement
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            bob.execute(
+                "INSERT INTO persons (name, uid, registered_at, owner_role) "
+                "VALUES ('mallory', 7, 'now', 'alice')"
+            )
+        for statement in (
+            "ALTER TABLE threads DISABLE ROW LEVEL SECURITY",
+            "DROP POLICY alp_person ON threads",
+            "UPDATE alp_schema SET version = 1",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                bob.execute(statement)
+    with psycopg.connect(database, autocommit=True) as admin:
+        row = admin.execute("SELECT title FROM threads WHERE id = %s", (thread_id,)).fetchone()
+        assert row == ("Zebra crossing",)
+
+
+def test_a_person_sees_the_same_threads_from_a_host_with_another_uid(
+    database: str, tmp_path: Path
+) -> None:
+    url = as_role(database, "alice")
+
+    async def first_host(threads: list[str]) -> tuple[str, set[str]]:
+        """Alice's first host, where her uid is 501: her number becomes 501; a thread made
+        there; then the threads that host lists (`threads`: made on the other host)."""
+        store = await PostgresStore.connect(url)
+        try:
+            d = Daemon(store=store, events=EventBus(), clock=Clock(), uid=501)
+            await claim_person(d, PersonSettings())
+            assert (d.person, d.owner) == ("alice", 501)
+            caller = Caller(uid=d.owner, gid=os.getgid(), pid=os.getpid())
+            service = ThreadService(d)
+            if not threads:
+                made = await service.create(
+                    caller, m.ThreadCreateParams(title="Laptop work", cwd=str(tmp_path))
+                )
+                return made.id, set()
+            listed = await service.list(caller, m.ThreadListParams(all=True))
+            return "", {t.id for t in listed.threads}
+        finally:
+            await store.close()
+
+    laptop_thread, _ = anyio.run(first_host, [])
+    with start(tmp_path / "desk", url) as desk:  # this test's uid, not 501
+        assert thread_ids(desk) == {laptop_thread}
+        shown = desk.call("thread/show", {"threadId": "Laptop work"})
+        assert isinstance(shown, dict)
+        assert shown["thread"]["ownerUid"] == 501
+        assert run_root(desk, laptop_thread, tmp_path)["outcome"] == "completed"
+        made = desk.call("thread/create", {"title": "Desk work", "cwd": str(tmp_path)})
+        assert isinstance(made, dict)
+        assert made["ownerUid"] == 501
+        log = desk.log_text()
+        assert f'"person": "alice", "owner": 501, "uid": {os.getuid()}' in log
+    _, listed = anyio.run(first_host, [laptop_thread])
+    assert listed == {laptop_thread, made["id"]}
+
+
+def test_a_person_name_that_is_not_the_role_is_refused(database: str, tmp_path: Path) -> None:
+    base = tmp_path / "bob"
+    base.mkdir(mode=0o700)
+    (base / "config.toml").write_text(person_config("carol"))
+    home, socket_path = base / "home", Path(f"/tmp/alp-test-{os.getpid()}-carol/alpd.sock")
+    env = daemon_env(home, socket_path, {"ALP_STORE_URL": as_role(database, "bob")})
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "alpd", "--config", str(base / "config.toml")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "[person] name is 'carol' but alpd connects to the database as role 'bob'" in (
+        done.stderr
+    )
