@@ -26,6 +26,9 @@ pytestmark = pytest.mark.chaos
 
 CYCLES = 12
 SEED = 20261130
+#: roots timed before the cycles; the fastest is the span the kills are placed around (the
+#: first root of a fresh daemon can be several times slower than the rest)
+CALIBRATIONS = 3
 
 
 def inspect_whole(d: DaemonProcess, thread_id: str) -> tuple[int, dict[str, str]]:
@@ -107,13 +110,16 @@ def test_kill9_during_settle_leaves_thread_at_n_or_n_plus_1_whole(
 
         # Calibrate: how long from `continue` to settled on this (shared, loaded) machine,
         # so that the kills land around the settle rather than always after it.
-        begin = time.monotonic()
-        calibration = d.call("execution/wait", {"executionId": start_root("calibration")})
-        span = time.monotonic() - begin
-        assert calibration["status"] == "settled"
+        spans = []
+        for _ in range(CALIBRATIONS):
+            begin = time.monotonic()
+            calibration = d.call("execution/wait", {"executionId": start_root("calibration")})
+            spans.append(time.monotonic() - begin)
+            assert calibration["status"] == "settled"
+        span = min(spans)
         seen_before_settle = 0
         for cycle in range(CYCLES):
-            n = cycle + 1
+            n = cycle + CALIBRATIONS
             marker = f"decision of cycle {cycle}"
             root_id = start_root(marker)
             time.sleep(rng.uniform(0.1, 1.3) * span)
@@ -137,5 +143,5 @@ def test_kill9_during_settle_leaves_thread_at_n_or_n_plus_1_whole(
         # The random delays did hit before the settle at least once (else this test is weak).
         assert seen_before_settle >= 1
         shown = d.call("thread/show", {"threadId": thread_id})
-        assert [r["sequence"] for r in shown["roots"]] == list(range(1, CYCLES + 2))
-        assert shown["context"]["revision"] == CYCLES + 1
+        assert [r["sequence"] for r in shown["roots"]] == list(range(1, CYCLES + CALIBRATIONS + 1))
+        assert shown["context"]["revision"] == CYCLES + CALIBRATIONS
