@@ -50,10 +50,18 @@ def api() -> Iterator[FakeBotApi]:
 
 @pytest.fixture
 def world(make_world: WorldFactory, api: FakeBotApi, tmp_path: Path) -> AlpWorld:
+    return telegram_world(make_world, api, tmp_path, CHANNEL)
+
+
+def telegram_world(
+    make_world: WorldFactory, api: FakeBotApi, tmp_path: Path, config: str
+) -> AlpWorld:
+    """A world whose alpd polls the fake Bot API with the bot token in a 0600 file; `config`
+    is formatted with `token_file` and `api_url`."""
     token_file = tmp_path / "telegram.token"
     token_file.write_text(TOKEN + "\n")
     token_file.chmod(0o600)
-    built = make_world(CHANNEL.format(token_file=token_file, api_url=api.url))
+    built = make_world(config.format(token_file=token_file, api_url=api.url))
     polling(built)
     return built
 

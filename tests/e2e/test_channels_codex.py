@@ -22,7 +22,16 @@ import pytest
 from fake_telegram import FakeBotApi, fake_bot_api
 from fixtures_alp import AlpWorld, WorldFactory
 from model_server import TextReply, ToolCallReply
-from test_channels_claude import CHANNEL, OWNER, STRANGER, TOKEN, pair, polling, roots, use
+from test_channels_claude import (
+    CHANNEL,
+    OWNER,
+    STRANGER,
+    TOKEN,
+    pair,
+    roots,
+    telegram_world,
+    use,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -42,12 +51,7 @@ def api() -> Iterator[FakeBotApi]:
 
 @pytest.fixture
 def world(make_world: WorldFactory, api: FakeBotApi, tmp_path: Path) -> AlpWorld:
-    token_file = tmp_path / "telegram.token"
-    token_file.write_text(TOKEN + "\n")
-    token_file.chmod(0o600)
-    built = make_world(CHANNEL.format(token_file=token_file, api_url=api.url) + CAREFUL)
-    polling(built)
-    return built
+    return telegram_world(make_world, api, tmp_path, CHANNEL + CAREFUL)
 
 
 def tool_outputs(world: AlpWorld) -> list[str]:

@@ -20,7 +20,7 @@ import pytest
 from fake_telegram import FakeBotApi, fake_bot_api
 from fixtures_alp import AlpWorld, WorldFactory
 from model_server import TextReply
-from test_channels_claude import OWNER, TOKEN, buttons, pair, polling, roots, use
+from test_channels_claude import OWNER, TOKEN, buttons, pair, roots, telegram_world, use
 from test_channels_codex import tool_outputs
 
 from protocol.codex_approvals import HOOK_HASH, HOOK_KEY
@@ -53,12 +53,7 @@ def api() -> Iterator[FakeBotApi]:
 
 @pytest.fixture
 def world(make_world: WorldFactory, api: FakeBotApi, tmp_path: Path) -> AlpWorld:
-    token_file = tmp_path / "telegram.token"
-    token_file.write_text(TOKEN + "\n")
-    token_file.chmod(0o600)
-    built = make_world(CONFIG.format(token_file=token_file, api_url=api.url))
-    polling(built)
-    return built
+    return telegram_world(make_world, api, tmp_path, CONFIG)
 
 
 def asked(api: FakeBotApi, command: str) -> dict[str, Any]:
