@@ -46,6 +46,12 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
             )
         )
 
+    @property
+    def hard(self) -> bool:
+        """A hard limit is set: a running root under it is ended when it is reached, so its
+        spend is read as it happens (the history sync hurries while one runs)."""
+        return any(v is not None for v in (self.usd, self.tokens, self.window_percent))
+
 
 class Spend(msgspec.Struct, frozen=True, kw_only=True):
     cost_usd: float = 0.0

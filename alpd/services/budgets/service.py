@@ -192,7 +192,7 @@ class BudgetService:
             self.holding = False
             return []
         budgets = await self._budgets_of(roots)
-        self.holding = any(b.limits.usd is not None or b.limits.tokens is not None for b in budgets)
+        self.holding = any(b.limits.hard for b in budgets)
         ended: list[str] = []
         for record in roots:
             mine = await self._with_windows([b for b in budgets if _counts(b, record)], record)

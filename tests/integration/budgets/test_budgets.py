@@ -8,39 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from daemons import StartAlpd, settled
 from polling import wait_for
+from spending_claude import PRICES, spending_claude
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
-
-#: a stand-in `claude`: one response (0.003 USD at the prices below) every 0.2 s, for ever
-SPENDING_CLAUDE = """#!{python}
-import json, os, re, sys, time, uuid
-from pathlib import Path
-args = sys.argv[1:]
-session = args[args.index("--session-id") + 1]
-folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / re.sub(
-    r"[^A-Za-z0-9]", "-", os.path.realpath(os.getcwd()))
-folder.mkdir(parents=True, exist_ok=True)
-transcript = folder / (session + ".jsonl")
-n = 0
-while True:
-    n += 1
-    line = {{"type": "assistant", "uuid": str(uuid.uuid4()), "sessionId": session,
-             "timestamp": "2026-11-30T05:00:00.000Z",
-             "message": {{"model": "stand-in",
-                         "content": [{{"type": "text", "text": "step %d" % n}}],
-                         "usage": {{"input_tokens": 1000, "output_tokens": 100}}}}}}
-    with transcript.open("a") as f:
-        f.write(json.dumps(line) + "\\n")
-    time.sleep(0.2)
-"""
 
 CONFIG = """
 [agents.spender]
@@ -49,15 +26,13 @@ timeout = "10m"
 
 [runtimes.claude]
 command = {command}
-prices = {{ "stand-in" = {{ input = 2.0, output = 10.0 }} }}
+{prices}
 """
 
 
 @pytest.fixture
 def d(start_alpd: StartAlpd, tmp_path: Path) -> DaemonProcess:
-    fake = tmp_path / "claude"
-    fake.write_text(SPENDING_CLAUDE.format(python=sys.executable))
-    fake.chmod(0o755)
+    fake = spending_claude(tmp_path / "claude")
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
     notifier = fake_bin / "notify-send"
@@ -67,7 +42,7 @@ def d(start_alpd: StartAlpd, tmp_path: Path) -> DaemonProcess:
         "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"),
         "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}",
     }
-    return start_alpd(CONFIG.format(command=json.dumps(str(fake))), extra_env=env)
+    return start_alpd(CONFIG.format(command=json.dumps(str(fake)), prices=PRICES), extra_env=env)
 
 
 def go(d: DaemonProcess, thread_id: str, **extra: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from daemons import StartAlpd, settled
 from polling import wait_for
+from spending_claude import spending_claude
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
@@ -49,25 +50,6 @@ while True:
     time.sleep(0.2)
 """
 
-#: a stand-in `claude` that spends for ever and reports no window (as the real one offline)
-SPENDING_CLAUDE = """#!{python}
-import json, os, re, sys, time, uuid
-from pathlib import Path
-args = sys.argv[1:]
-session = args[args.index("--session-id") + 1]
-folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / re.sub(
-    r"[^A-Za-z0-9]", "-", os.path.realpath(os.getcwd()))
-folder.mkdir(parents=True, exist_ok=True)
-while True:
-    line = {{"type": "assistant", "uuid": str(uuid.uuid4()), "sessionId": session,
-             "timestamp": "2026-12-02T06:00:00.000Z",
-             "message": {{"model": "stand-in", "content": [{{"type": "text", "text": "x"}}],
-                         "usage": {{"input_tokens": 1000, "output_tokens": 100}}}}}}
-    with (folder / (session + ".jsonl")).open("a") as f:
-        f.write(json.dumps(line) + "\\n")
-    time.sleep(0.2)
-"""
-
 CONFIG = """
 [agents.windowed]
 runtime = "codex"
@@ -89,9 +71,9 @@ command = {claude}
 def d(start_alpd: StartAlpd, tmp_path: Path) -> DaemonProcess:
     stand_ins = tmp_path / "stand-ins"
     stand_ins.mkdir()
-    for name, script in (("codex", WINDOWED_CODEX), ("claude", SPENDING_CLAUDE)):
-        (stand_ins / name).write_text(script.format(python=sys.executable))
-        (stand_ins / name).chmod(0o755)
+    (stand_ins / "codex").write_text(WINDOWED_CODEX.format(python=sys.executable))
+    (stand_ins / "codex").chmod(0o755)
+    spending_claude(stand_ins / "claude")
     shape(tmp_path, start=10, step=5, reset_in=600)
     env = {
         "CODEX_HOME": str(tmp_path / "codex-home"),

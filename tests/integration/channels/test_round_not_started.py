@@ -7,13 +7,11 @@ config has not trusted alp's hook (docs/channels.md, "Codex asking the chat"); t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from daemons import StartAlpd
-from fake_telegram import FakeBotApi, fake_bot_api
-from telegram_setup import new_token, pair, polling, token_file
+from fake_telegram import FakeBotApi
+from telegram_setup import pair, polling, token_file
 
 CONFIG = """
 [runtimes.codex]
@@ -31,12 +29,6 @@ per_minute = 600
 token_file = "{token_file}"
 api_url = "{api_url}"
 """
-
-
-@pytest.fixture
-def api() -> Iterator[FakeBotApi]:
-    with fake_bot_api(new_token()) as server:
-        yield server
 
 
 def test_a_round_not_started_is_told(

@@ -4,13 +4,12 @@ twice, one poller per token, and the commands."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from daemons import StartAlpd, roots, starter
-from fake_telegram import FakeBotApi, fake_bot_api
+from fake_telegram import FakeBotApi
 from polling import wait_for
 from telegram_setup import (
     OWNER,
@@ -18,7 +17,6 @@ from telegram_setup import (
     channel_state,
     config,
     echo_thread,
-    new_token,
     pair,
     polling,
     token_file,
@@ -26,12 +24,6 @@ from telegram_setup import (
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
-
-
-@pytest.fixture
-def api() -> Iterator[FakeBotApi]:
-    with fake_bot_api(new_token()) as server:
-        yield server
 
 
 @pytest.fixture

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from daemons import StartAlpd, roots, settled
-from fake_telegram import FakeBotApi, fake_bot_api
+from fake_telegram import FakeBotApi
 from polling import wait_for
-from telegram_setup import OWNER, STRANGER, config, echo_thread, new_token, pair, polling
+from telegram_setup import OWNER, STRANGER, config, echo_thread, pair, polling
 from telegram_setup import token_file as write_token
 
 from alpd.supervisor.supervisor import STDOUT_FILE
@@ -27,12 +25,6 @@ ASKER = f"""
 runtime = "command"
 args = ["{sys.executable}", "-c", "import os, json; from alpctl.client import Client; c = Client.connect(os.environ['ALP_SOCKET']); r = c.call('approval/request', {{'toolName': 'Bash', 'input': {{'command': 'rm -rf build'}}, 'timeout': TIMEOUT}}); print('DECISION', json.dumps(r))"]
 """  # noqa: E501
-
-
-@pytest.fixture
-def api() -> Iterator[FakeBotApi]:
-    with fake_bot_api(new_token()) as server:
-        yield server
 
 
 def start(start_alpd: StartAlpd, api: FakeBotApi, tmp_path: Path, timeout: int) -> DaemonProcess:

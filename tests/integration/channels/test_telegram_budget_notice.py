@@ -6,38 +6,18 @@ API receives one notice naming the thread with the budget's message; a thread mu
 from __future__ import annotations
 
 import json
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from daemons import StartAlpd, settled
-from fake_telegram import FakeBotApi, fake_bot_api
+from fake_telegram import FakeBotApi
 from polling import wait_for
-from telegram_setup import OWNER, new_token, pair, polling, token_file
+from spending_claude import PRICES, spending_claude
+from telegram_setup import OWNER, pair, polling, token_file
 
 from alpd.testing.daemon import DaemonProcess
-
-#: one response (0.003 USD at the prices below) every 0.2 s, for ever
-SPENDING_CLAUDE = """#!{python}
-import json, os, re, sys, time, uuid
-from pathlib import Path
-args = sys.argv[1:]
-session = args[args.index("--session-id") + 1]
-folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / re.sub(
-    r"[^A-Za-z0-9]", "-", os.path.realpath(os.getcwd()))
-folder.mkdir(parents=True, exist_ok=True)
-while True:
-    line = {{"type": "assistant", "uuid": str(uuid.uuid4()), "sessionId": session,
-             "timestamp": "2026-12-02T06:00:00.000Z",
-             "message": {{"model": "stand-in", "content": [{{"type": "text", "text": "x"}}],
-                         "usage": {{"input_tokens": 1000, "output_tokens": 100}}}}}}
-    with (folder / (session + ".jsonl")).open("a") as f:
-        f.write(json.dumps(line) + "\\n")
-    time.sleep(0.2)
-"""
 
 CONFIG = """
 [agents.spender]
@@ -46,7 +26,7 @@ timeout = "10m"
 
 [runtimes.claude]
 command = {command}
-prices = {{ "stand-in" = {{ input = 2.0, output = 10.0 }} }}
+{prices}
 
 [channels.telegram]
 token_file = "{token_file}"
@@ -55,17 +35,9 @@ api_url = "{api_url}"
 
 
 @pytest.fixture
-def api() -> Iterator[FakeBotApi]:
-    with fake_bot_api(new_token()) as server:
-        yield server
-
-
-@pytest.fixture
 def d(start_alpd: StartAlpd, api: FakeBotApi, tmp_path: Path) -> DaemonProcess:
-    fake = tmp_path / "claude"
-    fake.write_text(SPENDING_CLAUDE.format(python=sys.executable))
-    fake.chmod(0o755)
-    config = CONFIG.format(command=json.dumps(str(fake)), api_url=api.url,
+    fake = spending_claude(tmp_path / "claude")
+    config = CONFIG.format(command=json.dumps(str(fake)), prices=PRICES, api_url=api.url,
                            token_file=token_file(tmp_path, api.token))  # fmt: skip
     d = start_alpd(config, extra_env={"CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")})
     polling(d)

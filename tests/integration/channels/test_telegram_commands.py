@@ -4,13 +4,12 @@ silences a sender; a token file others may read is refused with what to do."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from daemons import StartAlpd, roots, settled, starter
-from fake_telegram import FakeBotApi, fake_bot_api
+from fake_telegram import FakeBotApi
 from polling import wait_for
 from telegram_setup import (
     CONFIG,
@@ -35,12 +34,6 @@ args = ["sh", "-c", "cat > /dev/null; head -c 6000 /dev/zero | tr '\\\\0' x; ech
 runtime = "command"
 args = ["sh", "-c", "cat > /dev/null; sleep 60"]
 """
-
-
-@pytest.fixture
-def api() -> Iterator[FakeBotApi]:
-    with fake_bot_api(new_token()) as server:
-        yield server
 
 
 @pytest.fixture

@@ -5,31 +5,23 @@ before the conflict is handled again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from daemons import StartAlpd, roots
-from fake_telegram import FakeBotApi, fake_bot_api
+from fake_telegram import FakeBotApi
 from polling import wait_for
 from telegram_setup import (
     OWNER,
     channel_state,
     config,
     echo_thread,
-    new_token,
     pair,
     polling,
     token_file,
 )
 
 pytestmark = [pytest.mark.timeout(180)]
-
-
-@pytest.fixture
-def api() -> Iterator[FakeBotApi]:
-    with fake_bot_api(new_token()) as server:
-        yield server
 
 
 def answers(api: FakeBotApi) -> list[str]:

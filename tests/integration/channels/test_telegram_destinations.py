@@ -6,25 +6,17 @@ unmuted, from the CLI or the chat; a bad destination or a run muting is refused 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from daemons import StartAlpd, cli_json, roots, settled
-from fake_telegram import FakeBotApi, fake_bot_api
+from fake_telegram import FakeBotApi
 from polling import wait_for
-from telegram_setup import OWNER, config, echo_thread, new_token, pair, polling, token_file
+from telegram_setup import OWNER, config, echo_thread, pair, polling, token_file
 
 from alpctl.client import RpcError
 from alpd.testing.daemon import DaemonProcess
-
-
-@pytest.fixture
-def api() -> Iterator[FakeBotApi]:
-    with fake_bot_api(new_token()) as server:
-        yield server
-
 
 #: `keep` answers like `echo` and keeps the prompt it was given in its cwd
 KEEP = """

@@ -6,15 +6,14 @@ waits; typed text and a stranger's press decide nothing; a nonce works once."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from daemons import StartAlpd, settled
-from fake_telegram import FakeBotApi, fake_bot_api
+from fake_telegram import FakeBotApi
 from polling import wait_for
-from telegram_setup import OWNER, STRANGER, config, new_token, pair, polling
+from telegram_setup import OWNER, STRANGER, config, pair, polling
 from telegram_setup import token_file as write_token
 from test_telegram_approvals import buttons
 
@@ -26,12 +25,6 @@ PROPOSER = f"""
 runtime = "command"
 args = ["{sys.executable}", "-c", "import os, sys; from alpctl.mcp_server import AlpTools, socket_call; AlpTools(socket_call(os.environ['ALP_SOCKET']), os.environ['ALP_THREAD_ID']).remember(sys.stdin.read().strip(), 'convention')"]
 """  # noqa: E501
-
-
-@pytest.fixture
-def api() -> Iterator[FakeBotApi]:
-    with fake_bot_api(new_token()) as server:
-        yield server
 
 
 @pytest.fixture

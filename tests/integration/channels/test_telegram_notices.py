@@ -5,15 +5,13 @@ holds what is over the rate; `[channels] quiet_hours` holds notices while answer
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import pytest
 from daemons import StartAlpd, roots, settled
-from fake_telegram import FakeBotApi, fake_bot_api
+from fake_telegram import FakeBotApi
 from polling import wait_for
-from telegram_setup import OWNER, echo_thread, new_token, pair, polling, token_file
+from telegram_setup import OWNER, echo_thread, pair, polling, token_file
 
 from alpd.testing.daemon import DaemonProcess
 
@@ -34,12 +32,6 @@ per_minute = {per_minute}
 token_file = "{token_file}"
 api_url = "{api_url}"
 """
-
-
-@pytest.fixture
-def api() -> Iterator[FakeBotApi]:
-    with fake_bot_api(new_token()) as server:
-        yield server
 
 
 def start(

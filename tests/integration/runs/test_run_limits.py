@@ -4,13 +4,13 @@ config or the continue, in the hash-covered policy, ended by alpd with the outco
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from daemons import settled
+from spending_claude import PRICES, spending_claude
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
@@ -30,40 +30,15 @@ budget_usd = 0.005
 
 [runtimes.claude]
 command = {command}
-prices = {{ "stand-in" = {{ input = 2.0, output = 10.0 }} }}
-"""
-
-#: a stand-in `claude`: one response (0.003 USD at the prices above) every 0.2 s, for ever
-SPENDING_CLAUDE = """#!{python}
-import json, os, re, sys, time, uuid
-from pathlib import Path
-args = sys.argv[1:]
-session = args[args.index("--session-id") + 1]
-folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / re.sub(
-    r"[^A-Za-z0-9]", "-", os.path.realpath(os.getcwd()))
-folder.mkdir(parents=True, exist_ok=True)
-transcript = folder / (session + ".jsonl")
-n = 0
-while True:
-    n += 1
-    line = {{"type": "assistant", "uuid": str(uuid.uuid4()), "sessionId": session,
-             "timestamp": "2026-11-30T05:00:00.000Z",
-             "message": {{"model": "stand-in",
-                         "content": [{{"type": "text", "text": "step %d" % n}}],
-                         "usage": {{"input_tokens": 1000, "output_tokens": 100}}}}}}
-    with transcript.open("a") as f:
-        f.write(json.dumps(line) + "\\n")
-    time.sleep(0.2)
+{prices}
 """
 
 
 @pytest.fixture
 def d(tmp_path: Path) -> Iterator[DaemonProcess]:
-    fake = tmp_path / "claude"
-    fake.write_text(SPENDING_CLAUDE.format(python=sys.executable))
-    fake.chmod(0o755)
+    fake = spending_claude(tmp_path / "claude")
     config = tmp_path / "config.toml"
-    config.write_text(CONFIG.format(command=json.dumps(str(fake))))
+    config.write_text(CONFIG.format(command=json.dumps(str(fake)), prices=PRICES))
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
     with running_daemon(tmp_path, extra_env=env, extra_args=["--config", str(config)]) as daemon:
         yield daemon

@@ -73,3 +73,32 @@ def test_the_forecast_is_the_cost_plus_the_rate_times_the_time_left(
 def test_bad_limits_say_what_is_wrong(limits: Limits, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         check_limits(limits)
+
+
+optional_usd = st.none() | usd
+optional_percent = st.none() | st.floats(min_value=1, max_value=100)
+
+
+@given(
+    hard_usd=optional_usd,
+    tokens=st.none() | st.integers(1, 10**9),
+    window=optional_percent,
+    soft_usd=optional_usd,
+    soft_window=optional_percent,
+)
+def test_a_limit_is_hard_exactly_when_some_spend_can_reach_hard(
+    hard_usd: float | None,
+    tokens: int | None,
+    window: float | None,
+    soft_usd: float | None,
+    soft_window: float | None,
+) -> None:
+    limits = Limits(
+        usd=hard_usd,
+        soft_usd=soft_usd,
+        tokens=tokens,
+        window_percent=window,
+        soft_window_percent=soft_window,
+    )
+    everything = Spend(cost_usd=10**6, tokens=10**12, window_percent=100.0)
+    assert limits.hard == (level(limits, everything) == "hard")
