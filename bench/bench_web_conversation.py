@@ -3,12 +3,26 @@ with alp installed from a wheel. The thread is bench_transcript's: a Claude sess
 `ENTRIES` (1,000) entries imported and adopted, and a push root after it.
 
 (a) Open: the thread page from navigation until the view is placed and scrolled to its end
-    (`#transcript[data-ready]`), median of `LOADS`, against the same page of an empty thread
-    opened in the same rounds (the page's fixed cost: its other sections, the script).
-    Goal: under 1 s.
-(b) Whole: from the open page, scroll up until every item is in the view ("The start of the
-    thread"). Goal (the issue's "1,000 items render in under a second"): under 1 s; printed
-    beside it, how many older pages that took.
+    (`#transcript[data-ready]`: the first screen, the newest page), median of `LOADS`,
+    against the same page of an empty thread opened in the same rounds (the page's fixed
+    cost: its other sections, the script). Each load, (a)'s and (b)'s, starts from a blank
+    tab (`about:blank`, untimed), so none pays for taking down the page before it; after
+    the thread's, the bench waits, untimed, until the view has read what it reads on
+    opening (`data-filled`), so no load pays for the previous one's reads. Goal: under 1 s.
+(b) Whole (the issue's "the view with 1,000 items renders in under a second"): from
+    navigation until every item of the thread is in the view, scrolled to its top (the
+    bench sets the scroll to the top at every animation frame once the view is placed)
+    with the start of the thread shown and every item in the box laid out
+    (`checkVisibility` with `contentVisibilityAuto`: not skipped), median of `LOADS`.
+    Items out of the box are not laid out (content-visibility); after the timing the
+    bench checks what that must not cost: every item of `thread/transcript` is in the
+    document, once, in order; the text of items spread over the thread is found by
+    `window.find` (the browser's find in page) from the end of the view; and scrolling
+    through it top to bottom reads nothing (no request) and every item in the box is
+    laid out within one frame of each step. Goal: under 1 s. Beside it, the empty thread's
+    open of (a) as its floor, and the reads it took. (Before 2026-12-02 13:00 UTC (b)
+    started at the placed view and read each older page of 100 when scrolled to the top;
+    both views measured this way are in docs/benchmarks.md.)
 (c) Live: a push made on the socket until its item shows in the open view, median of
     `PUSHES`. Goal: under 1 s.
 (d) A running root's new line: a stand-in `claude` (`STAND_IN`: a root of the real claude
@@ -120,17 +134,90 @@ def open_ms(page: Any, url: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def whole_ms(page: Any) -> tuple[float, int]:
+#: at every frame once the view is placed: scroll it to its top; done when the start of the
+#: thread is shown and every item in the box is laid out (not skipped by content-visibility)
+WHOLE = """() => {
+  const list = document.getElementById('transcript');
+  if (!list || !list.dataset.ready) return false;
+  const box = document.getElementById('transcript-scroll');
+  box.scrollTop = 0;
+  if (!document.querySelector('#older .meta')) return false;
+  const edge = box.getBoundingClientRect();
+  return [...list.children].every((li) => {
+    const at = li.getBoundingClientRect();
+    return at.bottom <= edge.top || at.top >= edge.bottom ||
+      li.firstElementChild.checkVisibility({ contentVisibilityAuto: true });
+  });
+}"""
+
+#: after one frame: are the items in the box laid out?
+IN_BOX_SHOWN = """() => new Promise((done) => requestAnimationFrame(() =>
+requestAnimationFrame(() => {
+  const box = document.getElementById('transcript-scroll');
+  const edge = box.getBoundingClientRect();
+  done([...document.getElementById('transcript').children].filter((li) => {
+    const at = li.getBoundingClientRect();
+    return at.bottom > edge.top && at.top < edge.bottom &&
+      !li.firstElementChild.checkVisibility({ contentVisibilityAuto: true });
+  }).length);
+})))"""
+
+#: the browser's find in page, from the end of the view, wrapping, asked again (as Enter in
+#: the find bar does) up to 5 times: does a match fall in the item with this cursor?
+FOUND_IN = """([text, cursor]) => {
+  const box = document.getElementById('transcript-scroll');
+  box.scrollTop = box.scrollHeight;
+  getSelection().removeAllRanges();
+  for (let tries = 0; tries < 5; tries++) {
+    if (!window.find(text, false, false, true)) return false;
+    const at = getSelection().anchorNode;
+    const li = (at.nodeType === 1 ? at : at.parentElement).closest('#transcript > li');
+    if (li && li.dataset.cursor === cursor) return true;
+  }
+  return false;
+}"""
+
+
+def whole_ms(page: Any, url: str) -> tuple[float, int]:
+    """Ms from navigation until every item is in the view, its top shown; and the reads."""
     started = time.perf_counter()
-    while page.locator("#older .meta").count() == 0:
-        pages = int(page.eval_on_selector("#transcript", "l => Number(l.dataset.older || 0)"))
-        page.locator("#transcript-scroll").evaluate("s => { s.scrollTop = 0; }")
-        page.wait_for_function(
-            "(n) => Number(document.getElementById('transcript').dataset.older || 0) > n",
-            arg=pages,
-        )
+    page.goto(url)
+    page.wait_for_function(WHOLE, polling="raf")
     took = (time.perf_counter() - started) * 1000
     return took, int(page.eval_on_selector("#transcript", "l => Number(l.dataset.older || 0)"))
+
+
+def every_item(d: Any, thread_id: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    after = ""
+    while True:
+        page = d.call("thread/transcript", {"threadId": thread_id, "after": after, "limit": 500})
+        items += page["items"]
+        if not page.get("moreAfter"):
+            return items
+        after = page["next"]
+
+
+def check_whole(page: Any, items: list[dict[str, Any]]) -> None:
+    """What rendering out-of-view items lazily must not cost (see (b)); raises if it did."""
+    cursors = page.eval_on_selector_all("#transcript > li", "els => els.map(e => e.dataset.cursor)")
+    if cursors != [item["cursor"] for item in items]:
+        raise RuntimeError(f"the view holds {len(cursors)} items, not the thread's {len(items)}")
+    said = [item for item in items if item["type"] in ("prompt", "reply") and item["text"]]
+    for item in said[:: max(1, len(said) // 8)]:
+        text = item["text"].splitlines()[0][:40]
+        if not page.evaluate(FOUND_IN, [text, item["cursor"]]):
+            raise RuntimeError(f"find in page did not reach {text!r} in its item")
+    reads: list[str] = []
+    page.on("request", lambda request: reads.append(request.url))
+    height = page.eval_on_selector("#transcript-scroll", "s => s.scrollHeight")
+    for step in range(0, height, 600):
+        page.eval_on_selector("#transcript-scroll", "(s, y) => { s.scrollTop = y; }", step)
+        skipped = page.evaluate(IN_BOX_SHOWN)
+        if skipped:
+            raise RuntimeError(f"{skipped} items in the box not laid out a frame after a scroll")
+    if any("/transcript" in url for url in reads):
+        raise RuntimeError(f"scrolling through the view read {reads}")
 
 
 def run() -> list[Result]:
@@ -168,14 +255,23 @@ def run() -> list[Result]:
                     page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
                     page.set_default_timeout(60_000)
                     page.goto(web["loginUrl"])
-                    long_ms, empty_ms = [], []
-                    for _ in range(LOADS):
-                        long_ms.append(open_ms(page, f"{web['url']}t/{thread_id}"))
-                        empty_ms.append(open_ms(page, f"{web['url']}t/{empty}"))
                     open_thread = f"{web['url']}t/{thread_id}"
+                    long_ms, empty_ms, whole_all = [], [], []
+                    for _ in range(LOADS):
+                        page.goto("about:blank")
+                        long_ms.append(open_ms(page, open_thread))
+                        page.wait_for_selector("#transcript[data-filled='1']", state="attached")
+                        page.goto("about:blank")
+                        empty_ms.append(open_ms(page, f"{web['url']}t/{empty}"))
+                        page.goto("about:blank")
+                        took, pages = whole_ms(page, open_thread)
+                        whole_all.append(took)
+                    print(f"  all items in the view (ms): {[round(x) for x in whole_all]}",
+                          file=sys.stderr)  # fmt: skip
+                    thread_items = every_item(d, thread_id)
+                    check_whole(page, thread_items)
+                    items = len(thread_items)
                     open_ms(page, open_thread)
-                    whole, pages = whole_ms(page)
-                    items = page.locator("#transcript > li").count()
                     page.wait_for_selector("#connection.live")
                     live_ms = []
                     for n in range(PUSHES):
@@ -203,11 +299,12 @@ def run() -> list[Result]:
             "<= 1000 ms",
         ),
         Result(
-            f"web conversation: all {items:,} items in the view ({pages} older pages)",
-            whole,
+            f"web conversation: all {items:,} items in the view from navigation "
+            f"({pages} older reads), p50",
+            statistics.median(whole_all),
             "ms",
-            None,
-            None,
+            empty_p50,
+            statistics.median(whole_all) / empty_p50,
             "<= 1000 ms",
         ),
         Result(

@@ -7,7 +7,8 @@ dependencies, through pip as configured) into a venv under ALP_BENCH_INSTALL (de
 /tmp/alp-bench-install/<digest of the sources>), and runs compileall over it — what pip does
 for a normal install when bytecode writing is not disabled (`installed("semantic")`: with
 that extra too). The venv is reused while the
-sources are unchanged.
+sources are unchanged (every file of the packages: modules, templates, the page's script and
+stylesheet).
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ class Installed:
 def _digest(extras: str) -> str:
     h = hashlib.sha256(extras.encode())
     for package in ("alpd", "alpctl", "protocol"):
-        for path in sorted((SOURCE / package).rglob("*.py")):
+        for path in sorted((SOURCE / package).rglob("*")):
+            if not path.is_file() or "__pycache__" in path.parts:
+                continue
             h.update(str(path.relative_to(SOURCE)).encode())
             h.update(path.read_bytes())
     h.update((SOURCE / "pyproject.toml").read_bytes())

@@ -18,10 +18,10 @@ time of day a parameter. The templates (`transcript.html`) only place these valu
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Final
 
-from alpd.web.view import local_time, money, origin_label, parse_time
+from alpd.web.view import local_time, money, origin_label
 from protocol import messages as m
 from protocol.runtime_output import one_line
 
@@ -39,13 +39,17 @@ MARKDOWN: Final = frozenset({"reply"})
 
 def item_time(iso: str | None, now: datetime) -> str:
     """`09:41 CET` for a moment of `now`'s (local) day, else the whole `local_time`."""
-    shown = local_time(iso)
-    if not iso or shown == iso:
-        return shown
-    moment = parse_time(iso).astimezone()
-    if moment.date() == now.astimezone().date():
-        return shown.split(" ", 1)[1]
-    return shown
+    return item_times(iso, now.astimezone().date())[1]
+
+
+def item_times(iso: str | None, today: date) -> tuple[str, str]:
+    """An item's whole moment (`local_time`, its title) and what the view shows of it
+    (without the date on the local day `today`), the moment read once for both."""
+    whole = local_time(iso)
+    if not iso or whole == iso:
+        return whole, whole
+    day, shown = whole.split(" ", 1)
+    return whole, shown if day == today.isoformat() else whole
 
 
 def speaker(item: m.TranscriptItem) -> str:

@@ -58,7 +58,8 @@ def _now() -> datetime:
 
 
 def _conversation(page: m.TranscriptResult | None) -> dict[str, Any]:
-    """What transcript_items.html reads of a page (an empty one when it could not be read)."""
+    """What the conversation's items (`conversation_html.transcript_items`) read of a page
+    (an empty one when it could not be read)."""
     if page is None:
         return {"items": [], "roots": {}, "attributes": conversation.page_attributes(None)}
     return {

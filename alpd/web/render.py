@@ -12,21 +12,18 @@ from markupsafe import Markup
 from starlette.responses import HTMLResponse
 
 from alpd.web import conversation, view
+from alpd.web.conversation_html import transcript_items
 from alpd.web.listing import thread_rows
-from alpd.web.markdown import render_markdown
-
-#: C0 controls but tab, newline, form feed and carriage return, and DEL: HTML forbids them in
-#: a page (a NUL is a parse error the browser turns into U+FFFD, or worse, and ends a C string
-#: in tools that read the page); they are shown as their Unicode control pictures (␀, ␇ …)
-_CONTROLS = {c: 0x2400 + c for c in range(0x20) if chr(c) not in "\t\n\f\r"} | {0x7F: 0x2421}
+from alpd.web.view import control_pictures
 
 
 def _shown(value: Any) -> Any:
-    """Every `{{ … }}` goes through here before autoescaping: controls become pictures."""
+    """Every `{{ … }}` goes through here before autoescaping: controls become pictures
+    (`view.control_pictures`)."""
     if isinstance(value, Markup):
-        return Markup(str(value).translate(_CONTROLS))
+        return Markup(control_pictures(str(value)))
     if isinstance(value, str):
-        return value.translate(_CONTROLS)
+        return control_pictures(value)
     return value
 
 
@@ -50,17 +47,8 @@ _ENV.globals.update(
     context_sections=view.context_sections,
     thread_rows=thread_rows,
     snippet_parts=view.snippet_parts,
-    # the conversation (alpd.web.conversation)
-    markdown=render_markdown,
-    markdown_types=conversation.MARKDOWN,
-    item_classes=conversation.item_classes,
-    item_time=conversation.item_time,
-    provisional=conversation.provisional,
-    speaker=conversation.speaker,
-    tool_line=conversation.tool_line,
-    folded=conversation.folded,
-    first_line=conversation.first_line,
-    root_line=conversation.root_line,
+    # the conversation (alpd.web.conversation, its items alpd.web.conversation_html)
+    transcript_items=transcript_items,
     root_status=conversation.root_status,
 )
 

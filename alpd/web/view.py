@@ -6,6 +6,7 @@ here, where a property test can reach it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -21,6 +22,22 @@ CONTEXT_SECTIONS: Final = (
     ("nextActions", "Next actions"),
 )
 _UNITS: Final = ((86_400, "d"), (3_600, "h"), (60, "min"), (1, "s"))
+#: C0 controls but tab, newline, form feed and carriage return, and DEL: HTML forbids them in
+#: a page (a NUL is a parse error the browser turns into U+FFFD, or worse, and ends a C string
+#: in tools that read the page); every value is shown with these as their Unicode control
+#: pictures (␀, ␇ …)
+_CONTROLS: Final = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return chr(0x2421 if code == 0x7F else 0x2400 + code)
+
+
+def control_pictures(text: str) -> str:
+    """`text` with each C0 control (but tab, newline, form feed, carriage return) and DEL
+    shown as its control picture."""
+    return _CONTROLS.sub(_picture, text) if _CONTROLS.search(text) else text
 
 
 def parse_time(iso: str) -> datetime:
@@ -56,7 +73,12 @@ def local_time(iso: str | None) -> str:
     if moment.tzinfo is None:
         return iso
     local = moment.astimezone()
-    return local.strftime("%Y-%m-%d %H:%M ") + (local.strftime("%Z") or local.strftime("%z"))
+    # as strftime("%Y-%m-%d %H:%M %Z") writes it, without its cost (a page shows 1,000)
+    zone = local.tzname() or local.strftime("%z")
+    return (
+        f"{local.year:04d}-{local.month:02d}-{local.day:02d} "
+        f"{local.hour:02d}:{local.minute:02d} {zone}"
+    )
 
 
 def ago(iso: str | None, now: datetime) -> str:

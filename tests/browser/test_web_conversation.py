@@ -1,8 +1,11 @@
 """The conversation view in a real headless Chromium (Debian's, driven by Playwright).
 
-A long thread (an imported Claude session of 1,000 items, adopted) opens at its end, tool
-calls folded, code blocks kept, nothing in it executed; scrolling up loads older pages until
-the start, what was in view staying in view; a tool call's whole text comes on request. The
+A long thread (an imported Claude session of 1,300 items, adopted) opens at its end, tool
+calls folded, code blocks kept, nothing in it executed; without a scroll the view reads older
+pages until it holds 1,000 items, what was in view staying in view; an item far out of view
+is not laid out, yet find in page reaches it and scrolled into view it is laid out at once,
+with no read; scrolling up reads the rest until the start; a tool call's whole text comes on
+request. The
 composer pushes and continues without leaving the page, says what it started, names an
 error and keeps what was typed; new items (from the page's own push, from `alp push` at the
 command line, a root running then settling) arrive without a reload.
@@ -27,8 +30,28 @@ from alpd.testing.daemon import DaemonProcess, running_daemon
 
 pytestmark = pytest.mark.browser
 
-#: 3 items a turn and the root marker: 1,000 items
-TURNS = 333
+#: 3 items a turn and the root marker: 1,300 items, more than the view holds on opening
+TURNS = 433
+#: the items the view reads without a scroll (conversation.js's HELD)
+HELD = 1000
+
+#: a frame after: is this element laid out (not skipped by content-visibility)?
+LAID_OUT = """(e) => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() =>
+  done(e.checkVisibility({ contentVisibilityAuto: true })))))"""
+#: the browser's find in page from the end of the view, wrapping, asked again up to 5 times
+#: (as Enter in the find bar): does a match fall in the item with this cursor?
+FOUND_IN = """([text, cursor]) => {
+  const box = document.getElementById('transcript-scroll');
+  box.scrollTop = box.scrollHeight;
+  getSelection().removeAllRanges();
+  for (let tries = 0; tries < 5; tries++) {
+    if (!window.find(text, false, false, true)) return false;
+    const at = getSelection().anchorNode;
+    const li = (at.nodeType === 1 ? at : at.parentElement).closest('#transcript > li');
+    if (li && li.dataset.cursor === cursor) return true;
+  }
+  return false;
+}"""
 
 
 @pytest.fixture
@@ -108,32 +131,53 @@ def test_a_long_conversation_opens_at_its_end_and_scrolls_back_to_its_start(
     at_end = scroller.evaluate("s => s.scrollHeight - s.scrollTop - s.clientHeight")
     assert at_end < 48, at_end
     last = page.locator("#transcript > li").last
-    assert "make 333" in last.inner_text()
+    assert f"make {TURNS}" in last.inner_text()
     # tool calls folded to one line; the assistant's code block kept; its script only text
     assert page.locator("#transcript details.tool").count() >= 20
     assert page.locator("#transcript details.tool[open]").count() == 0
     code = page.locator("#transcript .md pre code.language-python").last
-    assert code.inner_text() == "print('<b>turn 333</b>')"
-    assert "<script>alert(333)</script> stays text" in page.locator(".md li").last.inner_text()
+    assert code.inner_text() == f"print('<b>turn {TURNS}</b>')"
+    assert f"<script>alert({TURNS})</script> stays text" in page.locator(".md li").last.inner_text()
     screenshot(page, "conversation")
 
-    # scrolling up: each older page placed above, what was in view staying in view
-    first_shown = page.locator("#transcript > li").first
-    first_cursor = first_shown.get_attribute("data-cursor")
-    started = time.monotonic()
-    while page.locator("#older .meta").count() == 0:
-        pages = int(page.eval_on_selector("#transcript", "l => Number(l.dataset.older || 0)"))
-        scroller.evaluate("s => { s.scrollTop = 0; }")
-        page.wait_for_function(
-            "(n) => Number(document.getElementById('transcript').dataset.older || 0) > n",
-            arg=pages,
+    # without a scroll, older pages until the view holds HELD items, what was in view
+    # staying in view; not yet the start
+    page.wait_for_selector("#transcript[data-filled='1']", state="attached")
+    assert shown_cursors(page) == whole[-HELD:]
+    at_end = scroller.evaluate("s => s.scrollHeight - s.scrollTop - s.clientHeight")
+    assert at_end < 48, at_end
+    assert page.locator("#older .meta").count() == 0
+
+    # an item far out of view is in the page but not laid out; find in page reaches its
+    # text, and scrolled into view it is laid out, its Markdown and code block with it,
+    # without a read
+    reads: list[str] = []
+    page.on("request", lambda request: reads.append(request.url))
+    far = page.locator("#transcript > li.type-reply").nth(20)
+    far_cursor = far.get_attribute("data-cursor")
+    assert not far.locator(".md").evaluate(LAID_OUT)
+    first_words = far.locator(".md p").first.evaluate("p => p.textContent.split(',')[0]")
+    assert page.evaluate(FOUND_IN, [first_words, far_cursor]), first_words
+    far.evaluate("li => li.scrollIntoView()")
+    assert far.locator(".md").evaluate(LAID_OUT)
+    assert (
+        far.locator(".md pre code.language-python").evaluate(
+            "c => c.getBoundingClientRect().height"
         )
-        if pages == 0:
-            # the item that was at the top is still there, below the page placed above it
-            kept = page.locator(f"#transcript > li[data-cursor='{first_cursor}']")
-            assert kept.evaluate("(li) => li.offsetTop") > 0
-            assert scroller.evaluate("s => s.scrollTop") > 0
-    print(f"scrolled back through {len(whole)} items in {time.monotonic() - started:.3f} s")
+        > 0
+    )
+    assert far.locator(".md strong").first.inner_text() == "done"
+    assert not [url for url in reads if "/transcript" in url], reads
+
+    # scrolling to the top: the rest placed above, what was at the top staying in view
+    first_cursor = page.locator("#transcript > li").first.get_attribute("data-cursor")
+    started = time.monotonic()
+    scroller.evaluate("s => { s.scrollTop = 0; }")
+    page.wait_for_selector("#older .meta")
+    print(f"scrolled back to the start of {len(whole)} items in {time.monotonic() - started:.3f} s")
+    kept = page.locator(f"#transcript > li[data-cursor='{first_cursor}']")
+    assert kept.evaluate("(li) => li.offsetTop") > 0
+    assert scroller.evaluate("s => s.scrollTop") > 0
     assert shown_cursors(page) == whole
     assert page.locator("#older").inner_text() == "The start of the thread."
     assert (

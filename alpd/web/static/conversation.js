@@ -1,7 +1,9 @@
-// A thread's conversation (the thread page's #transcript): older pages when scrolled to the
-// top, new items when the daemon says something happened in the thread, a tool call's whole
-// text on request, and the composer's continue / push without leaving the page.
-// Every item is rendered by alpd (GET /t/ID/transcript, the same template as the page): this
+// A thread's conversation (the thread page's #transcript): older pages right after it opens
+// until it holds HELD items, then when scrolled to the top; new items when the daemon says
+// something happened in the thread, a tool call's whole text on request, and the composer's
+// continue / push without leaving the page. The items older reads place are in the document
+// but not laid out while out of view (`lazy`, alp.css), so a thousand of them cost little.
+// Every item is rendered by alpd (GET /t/ID/transcript, the same markup as the page's): this
 // script only places the list items it is given. No inline script: the page's CSP forbids it.
 "use strict";
 
@@ -14,6 +16,11 @@
   const older = document.getElementById("older");
   // px from the top at which the older page is asked for
   const OLDER_AT = 300;
+  // items an older read asks for (the most one read of thread/transcript gives)
+  const OLDER_LIMIT = 500;
+  // items the view holds without being scrolled: after it opens, older pages are read until
+  // it holds this many or reaches the start (further back, when scrolled near the top)
+  const HELD = 1000;
   // newer pages read after one notification, at most (the next one reads on)
   const NEWER_PAGES = 5;
   // ms between reads of the tail while a tool call of a running root waits for its result:
@@ -66,17 +73,31 @@
     }
   }
 
-  let loadingOlder = false;
-  async function loadOlder() {
-    if (loadingOlder || !list.dataset.moreBefore) return;
-    loadingOlder = true;
+  // One older page placed above what is held, what was in view staying in view: true when
+  // it was placed. One read at a time: a second ask while one is on its way gets that one.
+  let olderRead = null;
+  function loadOlder() {
+    if (olderRead === null && list.dataset.moreBefore) {
+      olderRead = readOlder().finally(function () {
+        olderRead = null;
+      });
+    }
+    return olderRead || Promise.resolve(false);
+  }
+
+  async function readOlder() {
+    const held = list.children.length;
+    const limit = held < HELD ? Math.min(OLDER_LIMIT, HELD - held) : OLDER_LIMIT;
     try {
-      const page = await fetchPage({ before: list.dataset.previous });
+      const page = await fetchPage({ before: list.dataset.previous, limit: String(limit) });
       const height = scroller.scrollHeight;
       const top = scroller.scrollTop;
+      const have = new Set(Array.from(list.children, (li) => li.dataset.cursor));
       const fragment = document.createDocumentFragment();
       for (const li of Array.from(page.children)) {
-        if (!byCursor(li.dataset.cursor)) fragment.appendChild(document.importNode(li, true));
+        if (have.has(li.dataset.cursor)) continue;
+        li.classList.add("lazy");
+        fragment.appendChild(document.adoptNode(li));
       }
       list.insertBefore(fragment, list.firstChild);
       list.dataset.previous = page.dataset.previous;
@@ -90,12 +111,24 @@
         older.replaceChildren(start);
       }
       count("older");
+      return true;
     } catch (error) {
       if (older) note(older, error.message);
-    } finally {
-      loadingOlder = false;
+      return false;
     }
-    if (list.dataset.moreBefore && scroller.scrollHeight <= scroller.clientHeight) loadOlder();
+  }
+
+  // Older pages while the view holds fewer than HELD items, does not fill its box, or is
+  // scrolled near its top: right after it opens, and on each scroll.
+  async function fillOlder() {
+    while (
+      list.dataset.moreBefore &&
+      (list.children.length < HELD ||
+        scroller.scrollHeight <= scroller.clientHeight ||
+        scroller.scrollTop < OLDER_AT)
+    ) {
+      if (!(await loadOlder())) return;
+    }
   }
 
   let newerTimer = null;
@@ -192,7 +225,7 @@
     if (button) whole(button);
   });
   scroller.addEventListener("scroll", function () {
-    if (scroller.scrollTop < OLDER_AT) loadOlder();
+    if (scroller.scrollTop < OLDER_AT) fillOlder();
   });
   const olderButton = document.getElementById("load-older");
   if (olderButton) olderButton.addEventListener("click", loadOlder);
@@ -259,7 +292,9 @@
   }
 
   toBottom();
-  if (list.dataset.moreBefore && scroller.scrollHeight <= scroller.clientHeight) loadOlder();
   watchPendingCalls();
   list.dataset.ready = "1";
+  fillOlder().then(function () {
+    list.dataset.filled = "1";
+  });
 })();
