@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from alpd.web import conversation as c
+from alpd.web.conversation_html import item_html
 from alpd.web.markdown import ALLOWED_TAGS, render_markdown
 from alpd.web.render import render
 from alpd.web.view import local_time
@@ -54,6 +55,9 @@ def attributes_are_safe(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
             return False
     return True
 
+
+#: the tags an item's own markup (alpd.web.conversation_html) writes around its text
+ITEM_TAGS = frozenset({"li", "div", "span", "time", "details", "summary", "button"})
 
 MARKDOWNISH = st.lists(
     st.sampled_from([*"ab <>&\"'`*_[]()#->~1.:/\n\t=", "http://", "javascript:", "```", "](h"]),
@@ -186,3 +190,22 @@ def test_an_item_list_renders_escaped_with_its_folds() -> None:
     assert '<details class="tool"><summary>⚙ Bash ls → a b</summary>' in body
     assert 'class="secondary whole"' in body and 'data-next="t1.z"' in body
     assert html.unescape(body).count("data-cursor=") == 3
+
+
+@given(
+    st.sampled_from(["prompt", "reply", "push", "report", "root", "recap", "error"]),
+    st.text(max_size=60),
+    st.lists(st.text(max_size=8), max_size=2),
+)
+def test_an_item_is_escaped_and_shows_controls_as_pictures_whatever_it_holds(
+    kind: str, text: str, labels: list[str]
+) -> None:
+    said = item(type=kind, text=text, labels=labels, cursor='t1."x', source=text or None)
+    shown = item_html(said, None, datetime.now(UTC).date())
+    tags = parsed(shown)
+    assert [tag for tag, _ in tags.tags][0] == "li"
+    assert all(tag in ITEM_TAGS | ALLOWED_TAGS for tag, _ in tags.tags), tags.tags
+    assert dict(tags.tags[0][1])["data-cursor"] == 't1."x'
+    visible = "".join(tags.text)
+    assert not any(ord(ch) < 0x20 and ch not in "\t\n\f\r" or ord(ch) == 0x7F for ch in visible)
+    assert "\x00" not in shown and "<script" not in shown.lower()
