@@ -45,7 +45,14 @@ import structlog
 from alpd.domain.history.search_settings import SearchSettings
 from alpd.domain.history.units import Chunk, UnitText, chunk_unit, cut_units
 from alpd.services.context import Daemon
-from alpd.services.history.meaning_leg import LegPlan, LegResult, Matrix, empty_matrix
+from alpd.services.history.meaning_leg import (
+    ChunkFacts,
+    LegPlan,
+    LegResult,
+    Matrix,
+    empty_facts,
+    empty_matrix,
+)
 from alpd.store.history import vectors as store
 from protocol import messages as m
 
@@ -91,7 +98,8 @@ class MeaningIndex:
         self._counts = store.IndexCounts(0, 0, 0, 0)
         self._error: str | None = None
         self._done: deque[tuple[float, int]] = deque(maxlen=4096)
-        self._matrix: Matrix | None = None
+        #: the answering generation's matrix and its facts, as the last search left them
+        self._loaded: tuple[Matrix, ChunkFacts] | None = None
         #: (generation, query text) → the query's vector, the newest last
         self._queries: OrderedDict[tuple[int, str], npt.NDArray[np.float32]] = OrderedDict()
         self.wakeup = anyio.Event()
@@ -339,21 +347,23 @@ class MeaningIndex:
                 vector = (await anyio.to_thread.run_sync(embedder.embed, [text]))[0]
             except EmbedderFailed:
                 return None
-        matrix = self._matrix
-        if matrix is None or matrix.generation != generation.id:
-            matrix = empty_matrix(generation)
-        return LegPlan(generation, embedder, matrix, vector, text)
+        loaded = self._loaded
+        if loaded is None or loaded[0].generation != generation.id:
+            loaded = (empty_matrix(generation), empty_facts())
+        return LegPlan(generation, embedder, *loaded, vector, text)
 
     def adopt(self, leg: LegResult) -> None:
-        """Keep what a search's hop learnt: the matrix as it extended it, the query's vector
-        (a small LRU per generation and query text)."""
-        current = self._matrix
+        """Keep what a search's hop learnt: the matrix as it extended it and its facts as
+        it refreshed them (the newer of what is kept and what the search has), the query's
+        vector (a small LRU per generation and query text)."""
+        current = self._loaded
         if (
             current is None
-            or current.generation != leg.matrix.generation
-            or current.loaded_through < leg.matrix.loaded_through
+            or current[0].generation != leg.matrix.generation
+            or (current[0].loaded_through, current[1].cursor)
+            < (leg.matrix.loaded_through, leg.facts.cursor)
         ):
-            self._matrix = leg.matrix
+            self._loaded = (leg.matrix, leg.facts)
         key = (leg.matrix.generation, leg.text)
         self._queries[key] = leg.vector
         self._queries.move_to_end(key)

@@ -19,7 +19,7 @@ work to find it is smaller (`tests/unit/history/test_meaning_matrix.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, TypeAlias
 
@@ -60,6 +60,8 @@ class Matrix:
     #: fresh megabytes are page faults, which cost this VM more than the product (a search's
     #: first pass 1.5-2.1 ms with them reused, 4-5.5 ms allocated each time)
     spare: list[npt.NDArray[np.float64]] = field(default_factory=list)
+    #: how many rows of the arrays hold data, shared by the matrices that share the arrays
+    written: list[int] = field(default_factory=lambda: [0])
 
 
 def empty_matrix(generation: int, dims: int) -> Matrix:
@@ -91,23 +93,28 @@ def _coded(
     return codes.astype(np.int8), steps, error, norm
 
 
-def appended(matrix: Matrix, rows: list[tuple[int, bytes]], dims: int) -> Matrix:
-    """`matrix` with `rows` (chunk id, float16 little-endian vector) after its own, coded."""
+def appended(matrix: Matrix, rows: Sequence[tuple[int, bytes]], dims: int) -> Matrix:
+    """`matrix` with `rows` (chunk id, float16 little-endian vector, …) after its own, coded.
+    Written in place past `count` only while no other matrix sharing the arrays wrote there
+    (`written`; two searches that started from the same matrix may both extend it), else
+    into new arrays."""
     import numpy as np
 
     need = matrix.count + len(rows)
     ids, vectors, codes, steps = matrix.ids, matrix.vectors, matrix.codes, matrix.steps
-    if need > len(ids):
+    written = matrix.written
+    if need > len(ids) or written[0] != matrix.count:
         capacity = max(need, 2 * len(ids), 1024)
-        ids = np.resize(ids, capacity)
-        steps = np.resize(steps, capacity)
+        ids = np.resize(ids[: matrix.count], capacity)
+        steps = np.resize(steps[: matrix.count], capacity)
         grown_vectors = np.zeros((capacity, dims), dtype=np.float16)
         grown_vectors[: matrix.count] = vectors[: matrix.count]
         grown_codes = np.zeros((capacity, dims), dtype=np.int8)
         grown_codes[: matrix.count] = codes[: matrix.count]
-        vectors, codes = grown_vectors, grown_codes
-    block = np.frombuffer(b"".join(vector for _, vector in rows), dtype="<f2").reshape(-1, dims)
-    ids[matrix.count : need] = [chunk_id for chunk_id, _ in rows]
+        vectors, codes, written = grown_vectors, grown_codes, [0]
+    written[0] = need
+    block = np.frombuffer(b"".join(row[1] for row in rows), dtype="<f2").reshape(-1, dims)
+    ids[matrix.count : need] = [row[0] for row in rows]
     vectors[matrix.count : need] = block
     error, norm = matrix.error, matrix.norm
     for start in range(0, len(rows), BLOCK):
@@ -117,7 +124,17 @@ def appended(matrix: Matrix, rows: list[tuple[int, bytes]], dims: int) -> Matrix
         error, norm = max(error, e), max(norm, n)
     spare = matrix.spare if len(ids) == len(matrix.ids) else []
     return Matrix(
-        matrix.generation, ids, vectors, codes, steps, need, rows[-1][0], error, norm, spare
+        matrix.generation,
+        ids,
+        vectors,
+        codes,
+        steps,
+        need,
+        rows[-1][0],
+        error,
+        norm,
+        spare,
+        written,
     )
 
 

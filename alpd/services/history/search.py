@@ -201,12 +201,13 @@ def _hybrid_on(
     first: Callable[[], FirstPass],
 ) -> tuple[list[m.SearchHit], LegResult]:
     """A hybrid search on the reader's thread: the thread filter's checks, the keyword leg's
-    ids and the matrix extended while the loop's thread computes the product (`first`: waits
-    for it), then the meaning leg's candidates filtered, the fusion, the page's hits."""
+    ids and the matrix extended (its facts refreshed) while the loop's thread computes the
+    product (`first`: waits for it), then the meaning leg's candidates filtered (in memory),
+    the fusion, the page's hits."""
     check_thread_filter(uid, params, conn)
     keyword = keyword_refs(uid, msgspec.structs.replace(params, limit=want), query, conn)
-    matrix = extended_on(plan, conn)
-    leg = meaning_leg_from(plan, first(), matrix, uid, params, want, conn)
+    loaded = extended_on(plan, conn)
+    leg = meaning_leg_from(plan, first(), loaded, uid, params, want, conn)
     return _fused(keyword, leg.found, params, query, conn), leg
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from alpd.domain.history.units import (
     MAX_UNIT_CHARS,
@@ -29,14 +29,16 @@ __all__ = [
     "ChunkToEmbed",
     "Generation",
     "IndexCounts",
+    "VectorRow",
     "drop_generation",
-    "embedded_through",
     "ensure_generation",
     "generations",
     "index_counts",
+    "index_marks",
     "mark_ready",
     "pending_chunks",
     "read_entries_to_cut",
+    "units_touched",
     "vectors_of",
     "write_units",
     "write_vectors",
@@ -216,14 +218,19 @@ def write_units(
             if old is not None and old[1] == chunk.digest:
                 continue
             if old is not None:
-                conn.execute("DELETE FROM search_chunks WHERE id = ?", (old[0],))
-                removed.append(old[1])
+                # Moved aside and deleted once the new row is in: SQLite gives a new row the
+                # largest id + 1, so deleting first would hand a run's last chunk's id to its
+                # replacement — at or below `embedded_through`, never embedded.
+                conn.execute("UPDATE search_chunks SET seq = -1 - seq WHERE id = ?", (old[0],))
             conn.execute(
                 "INSERT INTO search_chunks (unit_id, seq, entry_id, start, length, digest) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (unit_id, chunk.seq, chunk.entry_id, chunk.start, chunk.length, chunk.digest),
             )
             added += 1
+            if old is not None:
+                conn.execute("DELETE FROM search_chunks WHERE id = ?", (old[0],))
+                removed.append(old[1])
         for chunk_id, digest in existing.values():
             conn.execute("DELETE FROM search_chunks WHERE id = ?", (chunk_id,))
             removed.append(digest)
@@ -322,24 +329,70 @@ def write_vectors(
     )
 
 
-def embedded_through(conn: BlockingTx, generation: int) -> int:
-    row = conn.execute(
-        "SELECT embedded_through FROM search_generations WHERE id = ?", (generation,)
+def index_marks(conn: BlockingTx, generation: int) -> tuple[int, int]:
+    """The generation's `embedded_through` (0 when it is gone) and the cutter's cursor (the
+    last history entry cut into units), in one statement: the meaning leg reads both at the
+    start of every search, to extend its matrix and to refresh what it knows of the rows it
+    holds (`units_touched`)."""
+    through, cursor = conn.execute(
+        "SELECT (SELECT embedded_through FROM search_generations WHERE id = ?), "
+        "(SELECT entry_id FROM search_index_cursor)",
+        (generation,),
     ).fetchone()
-    return 0 if row is None else int(row[0])
+    return int(through or 0), int(cursor)
+
+
+class VectorRow(NamedTuple):
+    """A chunk's vector and what the meaning leg's filters read of it (its unit, the unit's
+    execution): all of it fixed once written but the unit's `last_entry`, which grows with a
+    run (`units_touched`)."""
+
+    chunk_id: int
+    vector: bytes
+    unit_id: int
+    execution_id: str
+    role: str
+    first_entry: int
+    last_entry: int
+    owner_uid: int
+    thread_id: str | None
+    runtime: str
+    sub_agent: bool
 
 
 def vectors_of(
     conn: BlockingTx, generation: int, after_chunk: int, through: int, limit: int = LOAD_BATCH
-) -> list[tuple[int, bytes]]:
-    """(chunk id, vector) of the chunks in (`after_chunk`, `through`] that have a vector in
-    `generation`, by chunk id: the meaning leg loads its matrix with these."""
+) -> list[VectorRow]:
+    """The chunks in (`after_chunk`, `through`] that have a vector in `generation`, by chunk
+    id, each with its unit and execution: the meaning leg loads its matrix with these."""
+    rows = conn.execute(
+        "SELECT c.id, v.vector, c.unit_id, u.execution_id, u.role, u.first_entry, "
+        "u.last_entry, e.owner_uid, e.thread_id, e.runtime, e.kind = 'sub-agent' "
+        "FROM search_chunks c JOIN search_vectors v "
+        "ON v.generation = ? AND v.digest = c.digest JOIN search_units u ON u.id = c.unit_id "
+        "JOIN executions e ON e.id = u.execution_id WHERE c.id > ? AND c.id <= ? "
+        "ORDER BY c.id LIMIT ?",
+        (generation, after_chunk, through, limit),
+    )
     return [
-        (chunk_id, vector)
-        for chunk_id, vector in conn.execute(
-            "SELECT c.id, v.vector FROM search_chunks c JOIN search_vectors v "
-            "ON v.generation = ? AND v.digest = c.digest WHERE c.id > ? AND c.id <= ? "
-            "ORDER BY c.id LIMIT ?",
-            (generation, after_chunk, through, limit),
+        VectorRow(chunk, vector, unit, execution, role, first, last, owner, thread, kind, bool(sub))
+        for chunk, vector, unit, execution, role, first, last, owner, thread, kind, sub in rows
+    ]
+
+
+def units_touched(
+    conn: BlockingTx, after_entry: int, through_entry: int
+) -> list[tuple[int, int, int | None]]:
+    """(unit id, its `last_entry`, one of its chunk ids or None) for every unit of every
+    execution that has an entry in (`after_entry`, `through_entry`]: the only units the
+    cutter may have grown, and whose chunks it may have replaced, while its cursor moved
+    over that span (`write_units`; no other statement changes a unit or deletes a chunk)."""
+    return [
+        (int(unit_id), int(last_entry), None if chunk_id is None else int(chunk_id))
+        for unit_id, last_entry, chunk_id in conn.execute(
+            "SELECT u.id, u.last_entry, c.id FROM search_units u "
+            "LEFT JOIN search_chunks c ON c.unit_id = u.id WHERE u.execution_id IN "
+            "(SELECT DISTINCT execution_id FROM history_entries WHERE id > ? AND id <= ?)",
+            (after_entry, through_entry),
         )
     ]

@@ -119,17 +119,26 @@ def test_the_kernels_give_the_same_integers() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(200, 4000), st.integers(1, 40), st.integers(2, 300), st.integers(0, 2**32 - 1))
+@given(
+    st.integers(200, 4000),
+    st.integers(1, 40),
+    st.integers(2, 300),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["memory", "sql"]),
+)
 def test_a_narrow_filter_still_gets_the_exact_best_of_what_passes(
-    chunks: int, want: int, every: int, seed: int
+    chunks: int, want: int, every: int, seed: int, where: str
 ) -> None:
     """The leg's first round ranks all chunks (widening up to 16 × `want`); when too few of
     them pass the filters it ranks only those that pass: either way the units it returns are
-    the best `want` of the chunks that pass, as a full sort says. The store's statements are
-    stood in for: a chunk passes when its id is a multiple of `every`, each its own unit."""
+    the best `want` of the chunks that pass, as a full sort says. A chunk passes when its id
+    is a multiple of `every`, each its own unit: a user turn among assistant runs (`--role
+    user`, filtered in memory from the leg's facts), or, with `--since` (filtered in SQL),
+    by the store's statements stood in for."""
     import alpd.services.history.meaning_leg as leg
+    from alpd.services.history.chunk_facts import empty_facts, facts_appended
     from alpd.store.history.vector_hits import Candidate
-    from alpd.store.history.vectors import Generation
+    from alpd.store.history.vectors import Generation, VectorRow
     from protocol import messages as m
 
     rng = np.random.default_rng(seed)
@@ -142,6 +151,16 @@ def test_a_narrow_filter_still_gets_the_exact_best_of_what_passes(
     def passes(chunk_id: int) -> bool:
         return chunk_id % every == 0
 
+    def row(c: int) -> VectorRow:
+        role = "user" if passes(c) else "assistant"
+        return VectorRow(c, b"", c, "exec", role, c, c, 0, None, "claude", False)
+
+    facts = facts_appended(empty_facts(), [row(c) for c in range(1, chunks + 1)], 0)
+    if where == "memory":
+        params = m.HistorySearchParams(query="q", role="user")
+    else:
+        params = m.HistorySearchParams(query="q", since="2020-01-01")
+
     def candidates(conn: object, uid: int, params: object, ids: list[int]) -> list[Candidate]:
         return [Candidate(c, c, "exec", "user", c, c, False) for c in ids if passes(c)]
 
@@ -152,18 +171,18 @@ def test_a_narrow_filter_still_gets_the_exact_best_of_what_passes(
         ],
     }
     saved = {name: getattr(leg.vector_hits, name) for name in stand_ins}
-    saved_through = leg.store.embedded_through
+    saved_marks = leg.store.index_marks
     try:
         for name, stand_in in stand_ins.items():
             setattr(leg.vector_hits, name, stand_in)
-        leg.store.embedded_through = lambda conn, generation: chunks  # type: ignore[assignment]
+        leg.store.index_marks = lambda conn, generation: (chunks, 0)  # type: ignore[assignment]
         generation = Generation(1, "f", "model2vec", "{}", DIMS, chunks, "t", "t")
-        plan = leg.LegPlan(generation, None, matrix, query, "q")  # type: ignore[arg-type]
-        found = leg.meaning_leg(plan, 0, m.HistorySearchParams(query="q"), want, None)  # type: ignore[arg-type]
+        plan = leg.LegPlan(generation, None, matrix, facts, query, "q")  # type: ignore[arg-type]
+        found = leg.meaning_leg(plan, 0, params, want, None)  # type: ignore[arg-type]
     finally:
         for name, original in saved.items():
             setattr(leg.vector_hits, name, original)
-        leg.store.embedded_through = saved_through  # type: ignore[assignment]
+        leg.store.index_marks = saved_marks  # type: ignore[assignment]
     scores = np.einsum(
         "ij,j->i", matrix.vectors[:chunks].astype(np.float64), query.astype(np.float64)
     )
