@@ -32,10 +32,72 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["ChunkFacts", "candidates", "empty_facts", "facts_appended", "passing_rows", "refreshed"]
+__all__ = [
+    "ChunkFacts",
+    "Executions",
+    "candidates",
+    "empty_facts",
+    "facts_appended",
+    "passing_rows",
+    "refreshed",
+]
 
 #: a unit's role as stored (`search_units.role`), as the boolean `user` holds
 ROLES: Final = {"user": True, "assistant": False}
+
+
+@dataclass
+class Executions:
+    """The executions the rows point to, append-only (shared by the facts of one matrix:
+    an execution's owner, thread, runtime and kind never change). Threads and runtimes are
+    interned (`names`; -1: no thread), and the columns the filters compare are kept as numpy
+    arrays too, rebuilt when executions were added."""
+
+    ids: list[str] = field(default_factory=list)
+    index_of: dict[str, int] = field(default_factory=dict)
+    owner: list[int] = field(default_factory=list)
+    thread: list[int] = field(default_factory=list)
+    runtime: list[int] = field(default_factory=list)
+    sub_agent: list[bool] = field(default_factory=list)
+    names: dict[str, int] = field(default_factory=dict)
+    _arrays: tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int32]] | None = (
+        None
+    )
+
+    def index(self, row: VectorRow) -> int:
+        """The index of `row`'s execution, added when new."""
+        found = self.index_of.get(row.execution_id)
+        if found is not None:
+            return found
+        found = self.index_of[row.execution_id] = len(self.ids)
+        self.ids.append(row.execution_id)
+        self.owner.append(row.owner_uid)
+        self.thread.append(-1 if row.thread_id is None else self._name(row.thread_id))
+        self.runtime.append(self._name(row.runtime))
+        self.sub_agent.append(row.sub_agent)
+        self._arrays = None
+        return found
+
+    def _name(self, name: str) -> int:
+        return self.names.setdefault(name, len(self.names))
+
+    def passing(self, uid: int, params: m.HistorySearchParams) -> npt.NDArray[np.bool_]:
+        """Which executions the search's owner, thread and runtime filters let through."""
+        import numpy as np
+
+        if self._arrays is None or len(self._arrays[0]) != len(self.ids):
+            self._arrays = (
+                np.asarray(self.owner, dtype=np.int64),
+                np.asarray(self.thread, dtype=np.int32),
+                np.asarray(self.runtime, dtype=np.int32),
+            )
+        owner, thread, runtime = self._arrays
+        ok: npt.NDArray[np.bool_] = owner == uid
+        if params.thread_id is not None:
+            ok &= thread == self.names.get(params.thread_id, -2)
+        if params.runtime is not None:
+            ok &= runtime == self.names.get(params.runtime, -2)
+        return ok
 
 
 @dataclass
@@ -52,12 +114,7 @@ class ChunkFacts:
     first: npt.NDArray[np.int64]
     last: npt.NDArray[np.int64]
     alive: npt.NDArray[np.bool_]
-    executions: list[str] = field(default_factory=list)
-    index_of: dict[str, int] = field(default_factory=dict)
-    owner: list[int] = field(default_factory=list)
-    thread: list[str | None] = field(default_factory=list)
-    runtime: list[str] = field(default_factory=list)
-    sub_agent: list[bool] = field(default_factory=list)
+    executions: Executions = field(default_factory=Executions)
     #: how many rows of the arrays hold data, shared by the facts that share the arrays (as
     #: `ranking.Matrix.written`)
     written: list[int] = field(default_factory=lambda: [0])
@@ -98,16 +155,8 @@ def facts_appended(facts: ChunkFacts, rows: Sequence[VectorRow], cursor: int) ->
         written = [0]
     written[0] = need
     at = slice(facts.count, need)
-    for row in rows:
-        if row.execution_id not in facts.index_of:
-            facts.index_of[row.execution_id] = len(facts.executions)
-            facts.executions.append(row.execution_id)
-            facts.owner.append(row.owner_uid)
-            facts.thread.append(row.thread_id)
-            facts.runtime.append(row.runtime)
-            facts.sub_agent.append(row.sub_agent)
     unit[at] = [row.unit_id for row in rows]
-    execution[at] = [facts.index_of[row.execution_id] for row in rows]
+    execution[at] = [facts.executions.index(row) for row in rows]
     user[at] = [row.role == "user" for row in rows]
     first[at] = [row.first_entry for row in rows]
     last[at] = [row.last_entry for row in rows]
@@ -142,7 +191,7 @@ def refreshed(
     if touched:
         last_of = {unit_id: last for unit_id, last, _ in touched}
         units = np.fromiter(last_of, dtype=np.int64, count=len(last_of))
-        rows = np.flatnonzero(np.isin(facts.unit[: facts.count], units))
+        rows = np.flatnonzero(np.isin(facts.unit[: facts.count], units, kind="table"))
         if len(rows):
             live = np.fromiter(
                 (chunk for _, _, chunk in touched if chunk is not None), dtype=np.int64
@@ -152,35 +201,14 @@ def refreshed(
     return replace(facts, cursor=cursor)
 
 
-def _executions_passing(
-    facts: ChunkFacts, uid: int, params: m.HistorySearchParams
-) -> npt.NDArray[np.bool_]:
-    """Which executions the search's owner, thread and runtime filters let through."""
-    import numpy as np
-
-    return np.fromiter(
-        (
-            owner == uid
-            and (params.thread_id is None or thread == params.thread_id)
-            and (params.runtime is None or runtime == params.runtime)
-            for owner, thread, runtime in zip(facts.owner, facts.thread, facts.runtime, strict=True)
-        ),
-        dtype=np.bool_,
-        count=len(facts.owner),
-    )
-
-
 def _passing(
-    facts: ChunkFacts,
-    executions: npt.NDArray[np.bool_],
-    rows: npt.NDArray[np.intp],
-    params: m.HistorySearchParams,
+    facts: ChunkFacts, rows: npt.NDArray[np.intp], uid: int, params: m.HistorySearchParams
 ) -> npt.NDArray[np.bool_]:
     import numpy as np
 
     if params.role is not None and params.role not in ROLES:
         return np.zeros(len(rows), dtype=np.bool_)
-    ok = facts.alive[rows] & executions[facts.execution[rows]]
+    ok = facts.alive[rows] & facts.executions.passing(uid, params)[facts.execution[rows]]
     if params.role is not None:
         ok &= facts.user[rows] == ROLES[params.role]
     return ok
@@ -195,22 +223,28 @@ def candidates(
 ) -> list[Candidate]:
     """The chunks of `rows` (in their order) that pass the search's filters but the time
     ones: what `vector_hits.meaning_candidates` gives for them, read from memory."""
-    ok = _passing(facts, _executions_passing(facts, uid, params), rows, params)
-    found = []
-    for row in rows[ok].tolist():
-        execution = int(facts.execution[row])
-        found.append(
-            Candidate(
-                int(ids[row]),
-                int(facts.unit[row]),
-                facts.executions[execution],
-                "user" if facts.user[row] else "assistant",
-                int(facts.first[row]),
-                int(facts.last[row]),
-                facts.sub_agent[execution],
-            )
+    kept = rows[_passing(facts, rows, uid, params)]
+    executions = facts.executions
+    return [
+        Candidate(
+            chunk_id,
+            unit_id,
+            executions.ids[execution],
+            "user" if user else "assistant",
+            first,
+            last,
+            executions.sub_agent[execution],
         )
-    return found
+        for chunk_id, unit_id, execution, user, first, last in zip(
+            ids[kept].tolist(),
+            facts.unit[kept].tolist(),
+            facts.execution[kept].tolist(),
+            facts.user[kept].tolist(),
+            facts.first[kept].tolist(),
+            facts.last[kept].tolist(),
+            strict=True,
+        )
+    ]
 
 
 def passing_rows(
@@ -220,4 +254,4 @@ def passing_rows(
     import numpy as np
 
     rows = np.arange(facts.count)
-    return rows[_passing(facts, _executions_passing(facts, uid, params), rows, params)]
+    return rows[_passing(facts, rows, uid, params)]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from alpd.services.history import chunk_facts
 from alpd.services.history.chunk_facts import ChunkFacts, empty_facts, facts_appended, refreshed
@@ -71,8 +71,7 @@ class LegPlan:
     text: str
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
     candidate: vector_hits.Candidate
     cosine: float
 
