@@ -8,6 +8,13 @@ tests that need it skip, which `CI=true` turns into a failure (`tests/ci_gate.py
 
 Each test gets a database of its own, copied from a template that has the schema already
 (`CREATE DATABASE … TEMPLATE`: a file copy, ~100 ms, not the 60 statements of the baseline).
+
+Two roles, as a shared database has them (docs/many-machines.md, "Setting up several persons
+on one database"): `ADMIN` made the cluster and the schema (a superuser: it sees every row),
+and `PERSON` is whom alpd and the tests connect as — a login role that is neither superuser
+nor BYPASSRLS nor the tables' owner, so every store test runs under the row-level security
+that binds a person to their rows. A test that must act as the admin (a trigger dropped to
+tamper, another session's backend ended) asks for `admin_url`.
 """
 
 from __future__ import annotations
@@ -24,10 +31,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-__all__ = ["Cluster", "find_bin", "running_cluster"]
+__all__ = ["ADMIN", "PERSON", "Cluster", "admin_url", "as_role", "find_bin", "running_cluster"]
 
-#: the role the tests connect as, and the template database with alp's schema
-ROLE: Final = "alp"
+#: the cluster's superuser, which makes the schema; the person alpd and the tests connect as;
+#: the template database with alp's schema
+ADMIN: Final = "alp"
+PERSON: Final = "person"
 TEMPLATE: Final = "alp_template"
 _START_TIMEOUT: Final = 60
 
@@ -40,20 +49,31 @@ def find_bin() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
+def as_role(url: str, role: str) -> str:
+    """A cluster URL (`Cluster.url`) connecting as `role` instead."""
+    head, _, _ = url.rpartition("&user=")
+    return f"{head}&user={role}"
+
+
+def admin_url(url: str) -> str:
+    """The same database as the admin (a superuser: every row, and the schema's owner)."""
+    return as_role(url, ADMIN)
+
+
 class Cluster:
     def __init__(self, socket_dir: Path):
         self.socket_dir = socket_dir
         self._numbers = itertools.count(1)
 
-    def url(self, database: str) -> str:
-        return f"postgresql:///{database}?host={self.socket_dir}&user={ROLE}"
+    def url(self, database: str, role: str = PERSON) -> str:
+        return f"postgresql:///{database}?host={self.socket_dir}&user={role}"
 
     def new_database(self) -> str:
-        """A fresh database with alp's schema, for one test; its URL."""
+        """A fresh database with alp's schema, for one test; its URL, as `PERSON`."""
         import psycopg
 
         name = f"alp_test_{os.getpid()}_{next(self._numbers)}"
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+        with psycopg.connect(self.url("postgres", ADMIN), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
         return self.url(name)
 
@@ -61,7 +81,7 @@ class Cluster:
         import psycopg
 
         name = url.split("?")[0].rsplit("/", 1)[1]
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+        with psycopg.connect(self.url("postgres", ADMIN), autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
@@ -84,7 +104,7 @@ def running_cluster(bin_dir: Path, *, fsync: bool = False) -> Iterator[Cluster]:
     run = {"check": True, "capture_output": True, "env": env, "cwd": top}
     subprocess.run(
         _as_owner(
-            [str(bin_dir / "initdb"), "-D", str(data), "-U", ROLE, "--auth=trust", "-E", "UTF8"],
+            [str(bin_dir / "initdb"), "-D", str(data), "-U", ADMIN, "--auth=trust", "-E", "UTF8"],
             owner,
         ),
         **run,  # type: ignore[arg-type]
@@ -130,11 +150,12 @@ def _make_template(cluster: Cluster) -> None:
 
     from alpd.store.postgres.store import PostgresStore
 
-    with psycopg.connect(cluster.url("postgres"), autocommit=True) as conn:
+    with psycopg.connect(cluster.url("postgres", ADMIN), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {TEMPLATE}")
+        conn.execute(f"CREATE ROLE {PERSON} LOGIN NOSUPERUSER NOBYPASSRLS")
 
     async def migrate() -> None:
-        store = await PostgresStore.connect(cluster.url(TEMPLATE))
+        store = await PostgresStore.connect(cluster.url(TEMPLATE, ADMIN))
         await store.close()
 
     anyio.run(migrate)

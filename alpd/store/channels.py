@@ -72,7 +72,7 @@ async def set_poll_cursor(tx: Tx, channel: str, account: str, next_offset: int) 
     await tx.execute(
         "INSERT INTO channel_cursors (channel, account, next_offset) VALUES (?, ?, ?) "
         "ON CONFLICT (channel, account) DO UPDATE SET next_offset = "
-        "max(next_offset, excluded.next_offset)",
+        "max(channel_cursors.next_offset, excluded.next_offset)",
         (channel, account, next_offset),
     )
 
@@ -206,7 +206,7 @@ async def mutes(store: Store, owner_uid: int, limit: int) -> list[MuteRow]:
     rows = await store.fetchall(
         "SELECT m.thread_id, t.title, group_concat(m.kind) AS kinds, max(m.muted_at) AS at "
         "FROM channel_mutes m JOIN threads t ON t.id = m.thread_id WHERE t.owner_uid = ? "
-        "GROUP BY m.thread_id ORDER BY at DESC LIMIT ?",
+        "GROUP BY m.thread_id, t.title ORDER BY at DESC LIMIT ?",
         (owner_uid, limit),
     )
     return [MuteRow(r["thread_id"], r["title"], tuple(sorted(r["kinds"].split(",")))) for r in rows]

@@ -972,6 +972,13 @@ V33_PERSONS: Final = (
     """,
 )
 
+# PostgreSQL only (SQLite's database is one person's): the chat doors' keys made each person's
+# (issue 24, point 5; docs/many-machines.md, "One person across hosts"). Two persons on one
+# database may pair the same chat sender, talk from the same chat, or see the same message id
+# or nonce; keyed by the channel alone, the second person's write met the first's row, which
+# row-level security hides from them (a pairing refused, a message taken as seen).
+V34_PERSON_KEYS: Final[tuple[str, ...]] = ()
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -1006,6 +1013,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V31_RATE_WINDOWS,
     V32_SCHEDULE_FIRES,
     V33_PERSONS,
+    V34_PERSON_KEYS,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)
@@ -1049,5 +1057,23 @@ POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
         "ALTER TABLE search_generations ADD UNIQUE (fingerprint, owner_role)",
         "ALTER TABLE search_index_cursor DROP CONSTRAINT search_index_cursor_pkey",
         'ALTER TABLE search_index_cursor ADD PRIMARY KEY ("only", owner_role)',
+    ),
+    # each chat table's key with the person last (`alpd.store.postgres.dialect.PERSON_KEYED`
+    # adds it to the statements' conflict targets); the column first, as 33 did, since the
+    # binding of a database migrated from before persons comes at the end of the run
+    34: tuple(
+        statement
+        for table, key in (
+            ("channel_cursors", "channel, account"),
+            ("channel_senders", "channel, sender"),
+            ("channel_chats", "channel, chat"),
+            ("channel_seen", "channel, key"),
+        )
+        for statement in (
+            f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS owner_role TEXT NOT NULL "
+            "DEFAULT current_user",
+            f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey",
+            f"ALTER TABLE {table} ADD PRIMARY KEY ({key}, owner_role)",
+        )
     ),
 }

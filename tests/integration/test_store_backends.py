@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import psycopg
 import pytest
-from postgres_cluster import Cluster
+from postgres_cluster import PERSON, Cluster, admin_url, as_role
 
 from alpd.store.db import DatabaseTooNew, DatabaseUnavailable, Store, open_store
 from alpd.store.migrations import LATEST_VERSION
@@ -86,15 +86,58 @@ def test_every_postgresql_table_is_bound_to_its_persons(url: str) -> None:
         ]
         assert unbound == []
         assert [forced for name, forced, *_ in rows if name in SHARED_TABLES] == [False]
+    with psycopg.connect(admin_url(url)) as conn:  # a later migration: the admin's
         conn.execute("CREATE TABLE later_table (id BIGINT PRIMARY KEY)")
         assert unbound_tables(conn) == ["later_table"]
         assert bind_tables(conn) == ["later_table"]
         assert unbound_tables(conn) == []
 
 
+def test_the_tests_connect_as_a_person_the_policies_bind(url: str) -> None:
+    """The role of every PostgreSQL store test (tests/postgres_cluster.py) is a person's:
+    not a superuser, not BYPASSRLS, owner of no table — so every test runs under the
+    policies, as alpd does on a shared database."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT current_user, rolsuper, rolbypassrls, "
+            "(SELECT count(*) FROM pg_tables WHERE tableowner = current_user) "
+            "FROM pg_roles WHERE rolname = current_user"
+        ).fetchone()
+    assert row == (PERSON, False, False, 0)
+
+
+def test_forced_row_level_security_binds_the_tables_owner_too(url: str) -> None:
+    """A person whose role owns the tables (one person, the simple set-up of
+    docs/many-machines.md) still sees only their own rows: the binding is FORCEd."""
+    with psycopg.connect(admin_url(url), autocommit=True) as admin:
+        admin.execute(
+            "DO $$BEGIN CREATE ROLE owning_person LOGIN NOSUPERUSER NOBYPASSRLS; "
+            "EXCEPTION WHEN duplicate_object THEN NULL; END$$"
+        )
+        admin.execute("ALTER TABLE threads OWNER TO owning_person")
+        admin.execute(
+            "INSERT INTO threads (id, owner_uid, workspace, status, revision, created_at, "
+            f"updated_at, {OWNER_COLUMN}) VALUES ('theirs', 1, '/w', 'open', 1, 'a', 'a', "
+            f"'{PERSON}')"
+        )
+    with psycopg.connect(as_role(url, "owning_person"), autocommit=True) as owner:
+        owner.execute(
+            "INSERT INTO threads (id, owner_uid, workspace, status, revision, created_at, "
+            "updated_at) VALUES ('mine', 2, '/w', 'open', 1, 'a', 'a')"
+        )
+        assert owner.execute("SELECT id FROM threads").fetchall() == [("mine",)]
+        assert owner.execute("DELETE FROM threads WHERE id = 'theirs'").rowcount == 0
+
+
 def test_an_immutable_record_is_refused_as_on_sqlite(url: str) -> None:
+    """`history_digests`' one row was written by the schema's migration: the admin's, which a
+    person does not even see (they read NULL: every entry needs its digest, true on
+    PostgreSQL, whose `since` is 1). The trigger is what refuses its owner."""
+    with psycopg.connect(url) as person:
+        assert person.execute("UPDATE history_digests SET since = 5").rowcount == 0
+
     async def main() -> None:
-        store = await open_store(Path("/nonexistent"), url)
+        store = await open_store(Path("/nonexistent"), admin_url(url))
         try:
 
             async def rewrite(tx: Any) -> None:
@@ -147,7 +190,7 @@ def test_write_units_of_two_hosts_on_one_database_never_interleave(url: str) -> 
 
 
 def test_a_database_of_a_newer_alp_is_refused(url: str) -> None:
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(admin_url(url)) as conn:
         conn.execute("UPDATE alp_schema SET version = %s", (LATEST_VERSION + 1,))
 
     async def main() -> None:

@@ -50,6 +50,34 @@ def test_sqlite_functions_are_spelled_as_postgresql_has_them() -> None:
     )
 
 
+def test_a_person_keyed_tables_conflict_target_names_the_person_last() -> None:
+    """Its key ends with `owner_role` (migration 34); other tables' targets are as written."""
+    sql, _ = translate(
+        "INSERT INTO channel_senders (channel, sender) VALUES (?, ?) "
+        "ON CONFLICT (channel, sender) DO UPDATE SET sender = excluded.sender"
+    )
+    assert sql == (
+        "INSERT INTO channel_senders (channel, sender) VALUES (%s, %s) "
+        "ON CONFLICT (channel, sender, owner_role) DO UPDATE SET sender = excluded.sender"
+    )
+    sql, _ = translate("INSERT OR REPLACE INTO channel_cursors (channel, account, next_offset) "
+                       "VALUES (?, ?, ?)")  # fmt: skip
+    assert "ON CONFLICT (channel, account, owner_role) DO UPDATE SET next_offset" in sql
+    sql, _ = translate(
+        "INSERT INTO channel_seen (channel, key) VALUES (?, ?) ON CONFLICT DO NOTHING"
+    )
+    assert sql.endswith("ON CONFLICT DO NOTHING")
+    sql, _ = translate(
+        "INSERT INTO recaps (thread_id) VALUES (?) ON CONFLICT (thread_id) DO NOTHING"
+    )
+    assert sql.endswith("ON CONFLICT (thread_id) DO NOTHING")
+
+
+def test_group_concat_is_string_agg_with_sqlites_comma() -> None:
+    sql, _ = translate("SELECT group_concat(m.kind) AS kinds FROM m GROUP BY t")
+    assert sql == "SELECT string_agg(m.kind, ',') AS kinds FROM m GROUP BY t"
+
+
 def test_sqlite_null_safe_comparisons_are_is_distinct_from() -> None:
     sql, _ = translate("SELECT 1 WHERE a IS NOT b AND c IS d AND e IS NOT NULL AND f IS NULL")
     assert sql == (

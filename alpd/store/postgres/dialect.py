@@ -12,13 +12,16 @@ statement is rewritten once (cached) on its way to PostgreSQL, in this order:
    becomes `INSERT … ON CONFLICT (t's key) DO UPDATE SET` every inserted column (`REPLACE_KEYS`
    names each table's key: a REPLACE on a table not there is refused, not guessed);
    `UPDATE OR IGNORE` becomes `UPDATE` (its statement says in SQL which rows it skips).
+   On a table whose key ends with the person a row is bound to (`PERSON_KEYED`, migration
+   34), a conflict target `ON CONFLICT (…)` names `owner_role` last, as its key does.
 4. SQLite's functions that PostgreSQL lacks or spells otherwise: `char(n)` → `chr(n)`,
    `instr` → `strpos`, the two-argument scalar `max`/`min` → `GREATEST`/`LEAST`,
    `CAST(policy AS TEXT)` (a BLOB of JSON) → `convert_from(policy, 'UTF8')`,
    `a IS NOT b` / `a IS b` (SQLite's null-safe compare) → `IS [NOT] DISTINCT FROM`,
    `iif`, `json_extract`, `json_each` → `alp_iif`, `alp_json_extract`, `alp_json_each` (SQL
    functions the PostgreSQL schema defines, `alpd.store.postgres.schema`), `LIKE` → `ILIKE`
-   (SQLite's LIKE ignores ASCII case).
+   (SQLite's LIKE ignores ASCII case), the one-argument `group_concat(x)` →
+   `string_agg(x, ',')`.
 
 What does not translate (FTS5's MATCH, `rowid`) has its own variant in the store module that
 needs it, chosen by `is_postgres(tx)`.
@@ -30,7 +33,9 @@ import functools
 import re
 from typing import Final, NamedTuple
 
-__all__ = ["REPLACE_KEYS", "Translated", "ddl", "translate"]
+from alpd.store.postgres.persons import OWNER_COLUMN
+
+__all__ = ["PERSON_KEYED", "REPLACE_KEYS", "Translated", "ddl", "translate"]
 
 #: the conflict target of each table an `INSERT OR REPLACE` writes
 REPLACE_KEYS: Final = {
@@ -38,6 +43,12 @@ REPLACE_KEYS: Final = {
     "recaps": ("thread_id",),
     "channel_cursors": ("channel", "account"),
 }
+
+#: tables whose key, on PostgreSQL, ends with the row's person (`owner_role`): what two
+#: persons on one database may each have under the same channel key (migration 34)
+PERSON_KEYED: Final = frozenset(
+    {"channel_cursors", "channel_senders", "channel_chats", "channel_seen"}
+)
 
 
 class Translated(NamedTuple):
@@ -52,6 +63,8 @@ _OR_IGNORE = re.compile(r"\bINSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
 _UPDATE_OR_IGNORE = re.compile(r"\bUPDATE\s+OR\s+IGNORE\b", re.IGNORECASE)
 _OR_REPLACE = re.compile(r"\bINSERT\s+OR\s+REPLACE\s+INTO\s+(\w+)\s*\(([^)]*)\)", re.IGNORECASE)
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+_INSERT_INTO = re.compile(r"\bINSERT\s+INTO\s+(\w+)", re.IGNORECASE)
+_CONFLICT_TARGET = re.compile(r"\bON\s+CONFLICT\s*\(([^()]*)\)", re.IGNORECASE)
 _PAIR = r"\(\s*([^(),]+?)\s*,\s*([^(),]+?)\s*\)"
 _SCALAR_MAX = re.compile(r"\bmax" + _PAIR, re.IGNORECASE)
 _SCALAR_MIN = re.compile(r"\bmin" + _PAIR, re.IGNORECASE)
@@ -66,6 +79,7 @@ _RENAMED: Final = (
     (re.compile(r"\bjson_extract\s*\(", re.IGNORECASE), "alp_json_extract("),
     (re.compile(r"\bjson_each\s*\(", re.IGNORECASE), "alp_json_each("),
     (re.compile(r"(?<!I)\bLIKE\b"), "ILIKE"),
+    (re.compile(r"\bgroup_concat\s*\(\s*([^(),]+?)\s*\)", re.IGNORECASE), r"string_agg(\1, ',')"),
 )
 
 
@@ -83,6 +97,7 @@ def translate(sql: str) -> Translated:
     match = _OR_REPLACE.search(out)
     if match:
         out = _or_replace(out, match)
+    out = _person_keyed(out)
     out = _SCALAR_MAX.sub(r"GREATEST(\1, \2)", out)
     out = _SCALAR_MIN.sub(r"LEAST(\1, \2)", out)
     out = _BLOB_AS_TEXT.sub(r"convert_from(\1, 'UTF8')", out)
@@ -104,6 +119,15 @@ def _or_replace(sql: str, match: re.Match[str]) -> str:
     out = sql[: match.start()] + head + sql[match.end() :]
     action = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
     return _append_conflict(out, f"ON CONFLICT ({', '.join(key)}) {action}")
+
+
+def _person_keyed(sql: str) -> str:
+    insert = _INSERT_INTO.search(sql)
+    if insert is None or insert.group(1) not in PERSON_KEYED:
+        return sql
+    return _CONFLICT_TARGET.sub(
+        lambda m: f"ON CONFLICT ({m.group(1).strip()}, {OWNER_COLUMN})", sql
+    )
 
 
 def _append_conflict(sql: str, clause: str) -> str:

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from handoff_threads import handoff_config
 from polling import wait_for
-from postgres_cluster import Cluster
+from postgres_cluster import Cluster, admin_url
 
 from alpd.domain.hosts.crossing import CROSSING
 from alpd.testing.daemon import DaemonProcess, running_daemon
@@ -196,7 +196,7 @@ def test_events_heard_again_after_the_listening_connection_is_cut(
     hosts: tuple[DaemonProcess, DaemonProcess, Path], database: str
 ) -> None:
     a, b, work = hosts
-    with psycopg.connect(database, autocommit=True) as admin:
+    with psycopg.connect(admin_url(database), autocommit=True) as admin:
         cut = set(listeners(admin))
         assert len(cut) == 2  # one listener per host
         for pid in cut:

@@ -18,17 +18,22 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import psycopg
 import pytest
-from daemons import settled
+from person_roles import (
+    person_config,
+    refused,
+    run_root,
+    shared_database,
+    start,
+    thread_ids,
+)
 from polling import wait_for
-from postgres_cluster import Cluster
+from postgres_cluster import Cluster, as_role
 from transcripts import Claude
 
-from alpctl.client import RpcError
 from alpd.clock import Clock
 from alpd.domain.hosts.person import SPARE_BASE, PersonSettings
 from alpd.events import EventBus
@@ -37,66 +42,15 @@ from alpd.services.hosts.person import claim_person
 from alpd.services.threads.lifecycle import ThreadService
 from alpd.store.postgres.persons import OWNER_COLUMN, SHARED_TABLES
 from alpd.store.postgres.store import PostgresStore
-from alpd.testing.daemon import DaemonProcess, daemon_env, running_daemon
+from alpd.testing.daemon import DaemonProcess, daemon_env
 from protocol import messages as m
 
 pytestmark = pytest.mark.postgres
 
-ROLES = ("alice", "bob")
-
 
 @pytest.fixture
 def database(postgres_cluster: Cluster) -> Iterator[str]:
-    """A fresh database (the admin role's: it made the schema) and the two persons' roles."""
-    url = postgres_cluster.new_database()
-    with psycopg.connect(url, autocommit=True) as conn:
-        for role in ROLES:
-            conn.execute(
-                f"DO $$BEGIN CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS; "
-                "EXCEPTION WHEN duplicate_object THEN NULL; END$$"
-            )
-    try:
-        yield url
-    finally:
-        postgres_cluster.drop_database(url)
-
-
-def as_role(url: str, role: str) -> str:
-    return url.replace("user=alp", f"user={role}")
-
-
-def person_config(name: str | None) -> str:
-    person = f'[person]\nname = "{name}"\n' if name else ""
-    return person + '[agents.ok]\nruntime = "command"\nargs = ["true"]\n'
-
-
-def start(base: Path, url: str, person: str | None = None) -> Any:
-    base.mkdir(parents=True)
-    (base / "config.toml").write_text(person_config(person))
-    return running_daemon(
-        base, extra_env={"ALP_STORE_URL": url}, extra_args=["--config", str(base / "config.toml")]
-    )
-
-
-def thread_ids(d: DaemonProcess) -> set[str]:
-    listed = d.call("thread/list", {"all": True})
-    assert isinstance(listed, dict)
-    return {t["id"] for t in listed["threads"]}
-
-
-def refused(d: DaemonProcess, method: str, params: dict[str, Any]) -> str:
-    with pytest.raises(RpcError) as raised:
-        d.call(method, params)
-    return str(raised.value.name)
-
-
-def run_root(d: DaemonProcess, thread_id: str, cwd: Path) -> dict[str, Any]:
-    started = d.call(
-        "thread/continue",
-        {"threadId": thread_id, "agent": "ok", "headless": True, "cwd": str(cwd)},
-    )
-    assert isinstance(started, dict)
-    return settled(d, started["execution"]["id"])
+    yield from shared_database(postgres_cluster)
 
 
 def import_zebras(d: DaemonProcess, base: Path) -> None:
