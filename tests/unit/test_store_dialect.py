@@ -78,6 +78,11 @@ def test_group_concat_is_string_agg_with_sqlites_comma() -> None:
     assert sql == "SELECT string_agg(m.kind, ',') AS kinds FROM m GROUP BY t"
 
 
+def test_no_limit_before_an_offset_is_limit_all() -> None:
+    sql, _ = translate("SELECT key FROM s ORDER BY until LIMIT -1 OFFSET ?")
+    assert sql == "SELECT key FROM s ORDER BY until LIMIT ALL OFFSET %s"
+
+
 def test_sqlite_null_safe_comparisons_are_is_distinct_from() -> None:
     sql, _ = translate("SELECT 1 WHERE a IS NOT b AND c IS d AND e IS NOT NULL AND f IS NULL")
     assert sql == (

@@ -21,7 +21,7 @@ statement is rewritten once (cached) on its way to PostgreSQL, in this order:
    `iif`, `json_extract`, `json_each` → `alp_iif`, `alp_json_extract`, `alp_json_each` (SQL
    functions the PostgreSQL schema defines, `alpd.store.postgres.schema`), `LIKE` → `ILIKE`
    (SQLite's LIKE ignores ASCII case), the one-argument `group_concat(x)` →
-   `string_agg(x, ',')`.
+   `string_agg(x, ',')`, SQLite's `LIMIT -1` (no limit, before an OFFSET) → `LIMIT ALL`.
 
 What does not translate (FTS5's MATCH, `rowid`) has its own variant in the store module that
 needs it, chosen by `is_postgres(tx)`.
@@ -79,6 +79,7 @@ _RENAMED: Final = (
     (re.compile(r"\bjson_extract\s*\(", re.IGNORECASE), "alp_json_extract("),
     (re.compile(r"\bjson_each\s*\(", re.IGNORECASE), "alp_json_each("),
     (re.compile(r"(?<!I)\bLIKE\b"), "ILIKE"),
+    (re.compile(r"\bLIMIT\s+-1\b", re.IGNORECASE), "LIMIT ALL"),
     (re.compile(r"\bgroup_concat\s*\(\s*([^(),]+?)\s*\)", re.IGNORECASE), r"string_agg(\1, ',')"),
 )
 

@@ -1,7 +1,8 @@
 """Keys that are each person's on one PostgreSQL database (issue 24, point 5;
 docs/many-machines.md, "One person across hosts"): alice and bob, each with their own alpd and
 their own bot, pair the same Telegram user and talk to their own thread from the same chat,
-and import the very same native session — both succeed, and neither sees the other's.
+and import the very same native session — both succeed, and neither sees the other's. A
+channel's seen keys (a WeCom message id) and poll cursor are each person's too.
 
 Before the chat keys carried the person (migration 34), bob's pairing of a sender alice had
 paired met her row under the key `(channel, sender)`: invisible to him, and a write refused
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import psycopg
 import pytest
 from daemons import roots
@@ -23,6 +25,9 @@ from polling import wait_for
 from postgres_cluster import Cluster, as_role
 from transcripts import Claude
 
+from alpd.store import channels
+from alpd.store.db import Tx
+from alpd.store.postgres.store import PostgresStore
 from alpd.testing.daemon import DaemonProcess
 
 pytestmark = pytest.mark.postgres
@@ -159,3 +164,25 @@ def test_two_persons_pair_the_same_chat_and_import_the_same_session(
     for role, mine in (("alice", hers), ("bob", his)):
         seen = channel_rows(as_role(database, role))
         assert seen == {"senders": [("telegram", str(USER))], "chats": [(str(USER), mine)]}
+
+
+def test_a_seen_message_and_a_poll_cursor_are_each_persons(database: str) -> None:
+    """The same message id seen by alice is new to bob; their cursors on an account of the
+    same name move apart (before migration 34: bob's id taken as seen, his cursor refused)."""
+
+    async def as_person(role: str, offset: int) -> tuple[bool, int | None]:
+        store = await PostgresStore.connect(as_role(database, role))
+        try:
+
+            async def unit(tx: Tx) -> bool:
+                await channels.set_poll_cursor(tx, "telegram", "account", offset)
+                return await channels.mark_seen(tx, "wechat", "msg-1", 2e9, 1e9, 100)
+
+            new = await store.write(unit)
+            return new, await channels.poll_cursor(store, "telegram", "account")
+        finally:
+            await store.close()
+
+    assert anyio.run(as_person, "alice", 10) == (True, 10)
+    assert anyio.run(as_person, "bob", 3) == (True, 3)
+    assert anyio.run(as_person, "alice", 5) == (False, 10)  # hers: seen, and never rewound
