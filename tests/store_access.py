@@ -18,6 +18,8 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from postgres_cluster import admin_url
+
 from alpd.testing.daemon import DaemonProcess
 
 __all__ = ["raw_db"]
@@ -42,7 +44,6 @@ class _PostgresTamperer:
 
     def _drop_trigger(self, name: str) -> None:
         import psycopg
-        from postgres_cluster import admin_url
 
         with psycopg.connect(admin_url(self._url), autocommit=True) as admin:
             row = admin.execute(
@@ -53,7 +54,9 @@ class _PostgresTamperer:
 
 
 @contextlib.contextmanager
-def raw_db(d: DaemonProcess) -> Iterator[Any]:
+def raw_db(d: DaemonProcess, *, admin: bool = False) -> Iterator[Any]:
+    """`admin`: on PostgreSQL, connect as the admin instead (a superuser, for what only it may
+    do, such as `SET session_replication_role`); SQLite has no roles."""
     url = d.env.get("ALP_STORE_URL")
     if url is None:
         conn = sqlite3.connect(d.home / "alp.db", timeout=10, isolation_level=None)
@@ -67,6 +70,8 @@ def raw_db(d: DaemonProcess) -> Iterator[Any]:
 
     from alpd.store.postgres.connection import configure
 
+    if admin:
+        url = admin_url(url)
     with psycopg.connect(url, autocommit=True, cursor_factory=psycopg.ClientCursor) as pg:
         configure(pg)
         yield _PostgresTamperer(pg, url)

@@ -192,11 +192,11 @@ def test_hybrid_makes_only_the_hits_it_shows_and_makes_them_as_keyword_search_do
     assert same == {k: v for k, v in keyword.items() if k != "score"}
     assert len(search(d, "the")["hits"]) > 1 and len(search(d, "the", limit=1)["hits"]) == 1
     postgres = "ALP_STORE_URL" in d.env
-    with raw_db(d) as conn:
+    with raw_db(d, admin=True) as conn:
         (entry_id,) = conn.execute(
             "SELECT id FROM history_entries WHERE text = 'we deployed the release to staging'"
         ).fetchone()
-        if postgres:  # this session only: no trigger
+        if postgres:  # this session only: no trigger (the admin's to set)
             conn.execute("SET session_replication_role = replica")
         else:
             (trigger,) = conn.execute(
