@@ -18,7 +18,15 @@ import asyncio
 import concurrent.futures
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
@@ -203,6 +211,13 @@ class Store:
     async def write(self, unit: Unit[T]) -> T:
         """Run `unit` as one BEGIN IMMEDIATE … COMMIT on the writer; roll back on error."""
         return await self._serialised(self._write_unit, unit)
+
+    async def read_unit(self, unit: Callable[[Tx], Coroutine[Any, Any, T]]) -> T:
+        """`unit` (a unit of `Tx` calls that only reads) over one consistent view of the
+        database. Here a unit on the writer, as `write`: the one connection whose statements
+        run inside one transaction without a hop each to another thread being shared with
+        other reads (the reader's `read` is one hop of plain calls, not a unit's awaits)."""
+        return await self.write(unit)
 
     async def write_blocking(self, unit: Callable[[sqlite3.Connection], T]) -> T:
         """`write` for a unit of plain (blocking) sqlite3 calls: BEGIN, the unit and COMMIT

@@ -28,7 +28,7 @@ async def owned_recap(store: Store, caller: Caller, thread_id: str) -> StoredRec
         check_owner(await load_thread(tx, thread_id), caller)
         return await recaps.standing_recap(tx, thread_id)
 
-    return await store.write(unit)
+    return await store.read_unit(unit)
 
 
 def recap_state(availability: RecapAvailability) -> m.RecapState:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import Generic, TypeVar
+
+import anyio
 import msgspec
+from anyio.abc import TaskGroup
 
 from alpd.domain.threads.context import CompactionRecord, Snapshot
 from alpd.errors import InvalidArgument
@@ -21,6 +26,8 @@ from alpd.store.threads.snapshots import executions_of_thread
 from protocol import messages as m
 
 __all__ = ["context", "history_level", "show"]
+
+T = TypeVar("T")
 
 
 def _context_result(
@@ -51,31 +58,54 @@ async def context(ex: Executions, caller: Caller, params: m.ContextParams) -> m.
         compactions = await load_compactions(tx, params.thread_id, revision)
         return _context_result(snapshot, digest, compactions)
 
-    return await ex.d.store.write(unit)
+    return await ex.d.store.read_unit(unit)
 
 
 async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.ThreadShowResult:
     await ex.threads.get(caller, params.thread_id)
     await ex.reconcile_thread(caller, params.thread_id)
-    records = await executions_of_thread(ex.d.store, params.thread_id)
-    roots = [execution_from_record(r) for r in records if r.is_root]
+    store, thread_id = ex.d.store, params.thread_id
+    # The view's reads at once: on PostgreSQL each is a round trip on a pooled connection of
+    # its own, and their waits overlap (SQLite's reader takes them one after the other).
+    async with anyio.create_task_group() as tg:
+        records = _started(tg, executions_of_thread(store, thread_id))
+        ctx = _started(tg, context(ex, caller, m.ContextParams(thread_id=thread_id)))
+        thread = _started(tg, ex.threads.get(caller, thread_id))
+        summary = _started(tg, thread_history(store, thread_id))
+        reports = _started(tg, recent_reports(store, thread_id))
+        handoffs_in = _started(tg, thread_handoffs(store, thread_id, "in"))
+        handoffs_out = _started(tg, thread_handoffs(store, thread_id, "out"))
+        steps = _started(tg, thread_steps(ex, thread_id))
+    roots = [execution_from_record(r) for r in records.value if r.is_root]
     # a recap's refresh is a `temp` execution of the thread, not a root's delegated child
-    children = sum(1 for r in records if not r.is_root and r.kind != "temp")
-    temp = sum(1 for r in records if r.kind == "temp")
-    ctx = await context(ex, caller, m.ContextParams(thread_id=params.thread_id))
-    thread = await ex.threads.get(caller, params.thread_id)
+    children = sum(1 for r in records.value if not r.is_root and r.kind != "temp")
+    temp = sum(1 for r in records.value if r.kind == "temp")
     busy = next((r.id for r in roots if r.status != "settled"), None)
-    thread = msgspec.structs.replace(thread, busy_root=busy, root_count=len(roots))
-    summary = await thread_history(ex.d.store, params.thread_id)
     return m.ThreadShowResult(
-        thread=thread,
+        thread=msgspec.structs.replace(thread.value, busy_root=busy, root_count=len(roots)),
         roots=roots,
-        context=ctx,
-        history=summary,
+        context=ctx.value,
+        history=summary.value,
         children=children,
         temp=temp,
-        reports=await recent_reports(ex.d.store, params.thread_id),
-        handoffs_in=await thread_handoffs(ex.d.store, params.thread_id, "in"),
-        handoffs_out=await thread_handoffs(ex.d.store, params.thread_id, "out"),
-        steps=await thread_steps(ex, params.thread_id),
+        reports=reports.value,
+        handoffs_in=handoffs_in.value,
+        handoffs_out=handoffs_out.value,
+        steps=steps.value,
     )
+
+
+class _Later(Generic[T]):
+    """The result of an awaitable started in a task group, there once the group has ended."""
+
+    value: T
+
+
+def _started(tg: TaskGroup, awaitable: Awaitable[T]) -> _Later[T]:
+    later: _Later[T] = _Later()
+
+    async def run() -> None:
+        later.value = await awaitable
+
+    tg.start_soon(run)
+    return later

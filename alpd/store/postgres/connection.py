@@ -19,7 +19,7 @@ what `alpd.store.db.on_thread` asks of a connection.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -31,7 +31,17 @@ from psycopg.adapt import Dumper, Loader
 from alpd.store.postgres.dialect import translate
 from alpd.store.postgres.persons import OWNER_COLUMN
 
-__all__ = ["AsyncPgCursor", "AsyncSqliteLike", "PgCursor", "PgRow", "SqliteLike", "configure"]
+__all__ = [
+    "AsyncPgCursor",
+    "AsyncSqliteLike",
+    "InlineSqliteLike",
+    "PgCursor",
+    "PgRow",
+    "SqliteLike",
+    "UnitSuspended",
+    "configure",
+    "run_whole",
+]
 
 T = TypeVar("T")
 
@@ -179,6 +189,15 @@ class SqliteLike:
         self._begin = begin
 
     def execute(self, sql: str, params: Iterable[Any] | None = None) -> PgCursor:
+        return self._execute(sql, params, None)
+
+    def execute_alone(self, sql: str, params: Iterable[Any] | None, begin: str) -> PgCursor:
+        """`sql` as the whole of a transaction begun by `begin`: the BEGIN, the statement and
+        the COMMIT in one message, one round trip (on an autocommit connection)."""
+        self._begin = begin
+        return self._execute(sql, params, "COMMIT")
+
+    def _execute(self, sql: str, params: Iterable[Any] | None, end: str | None) -> PgCursor:
         statement, numbered = translate(sql)
         begin, self._begin = self._begin, None
         try:
@@ -186,8 +205,10 @@ class SqliteLike:
                 if begin is None:
                     cursor.execute(statement, _params(numbered, params))
                 else:
-                    # one simple-protocol message, two results: the BEGIN's, then the query's
-                    cursor.execute(f"{begin}; {statement}", _params(numbered, params))
+                    # one simple-protocol message, a result each: the BEGIN's, the query's
+                    # (and the COMMIT's, after it)
+                    whole = f"{begin}; {statement}" + (f"; {end}" if end else "")
+                    cursor.execute(whole, _params(numbered, params))
                     cursor.nextset()
                 rows = cursor.fetchall() if cursor.description is not None else []
                 rowcount = cursor.rowcount
@@ -257,3 +278,62 @@ class AsyncSqliteLike:
 
     async def _execute(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+
+
+class _Done:
+    """An awaitable whose value is there already: awaiting it (or entering it with `async
+    with`) never suspends."""
+
+    def __init__(self, value: Any):
+        self._value = value
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._value
+        yield  # a generator function that returns before its first yield
+
+    async def __aenter__(self) -> Any:
+        return self._value
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+class InlineSqliteLike:
+    """aiosqlite's face of a `SqliteLike` whose every call is done when it returns, for a unit
+    run whole on one worker thread (`run_whole`): a read of several statements pays one hop,
+    not one per statement."""
+
+    dialect = "postgres"
+
+    def __init__(self, conn: SqliteLike):
+        self._conn = conn
+        self.in_transaction = True
+
+    def execute(self, sql: str, params: Iterable[Any] | None = None) -> _Done:
+        return _Done(AsyncPgCursor(self._conn.execute(sql, params)))
+
+    async def execute_fetchall(self, sql: str, params: Iterable[Any] | None = None) -> list[PgRow]:
+        return self._conn.execute(sql, params).fetchall()
+
+    async def executemany(self, sql: str, seq: Iterable[Iterable[Any]]) -> AsyncPgCursor:
+        return AsyncPgCursor(self._conn.executemany(sql, list(seq)))
+
+    async def _execute(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return fn(*args, **kwargs)
+
+
+class UnitSuspended(RuntimeError):
+    """A unit run by `run_whole` awaited something that is not done at once (not one of its
+    connection's statements): it cannot run whole on a worker thread."""
+
+
+def run_whole(unit: Callable[[Any], Coroutine[Any, Any, T]], tx: InlineSqliteLike) -> T:
+    """`unit(tx)` to its end on the calling thread, without an event loop: every await in it
+    is one of `tx`'s calls, done already, so the coroutine finishes at its first step."""
+    coroutine = unit(tx)
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coroutine.close()
+    raise UnitSuspended("a read unit awaited something other than its statements")

@@ -20,7 +20,7 @@ connection.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -36,7 +36,13 @@ from alpd.store.migrations import (
     POSTGRES_BASELINE,
     POSTGRES_MIGRATIONS,
 )
-from alpd.store.postgres.connection import AsyncSqliteLike, SqliteLike, configure
+from alpd.store.postgres.connection import (
+    AsyncSqliteLike,
+    InlineSqliteLike,
+    SqliteLike,
+    configure,
+    run_whole,
+)
 from alpd.store.postgres.dialect import ddl
 from alpd.store.postgres.persons import bind_tables
 from alpd.store.postgres.schema import BASELINE
@@ -146,14 +152,12 @@ class PostgresStore(Store):
         yield
 
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
-        values = tuple(params)
-        rows: list[Row] = await self.read(lambda conn: conn.execute(sql, values).fetchall())
+        rows: list[Row] = await anyio.to_thread.run_sync(self._read_alone, sql, tuple(params))
         return rows
 
     async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
-        values = tuple(params)
-        row: Row | None = await self.read(lambda conn: conn.execute(sql, values).fetchone())
-        return row
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
 
     async def fetch_many(self, queries: Sequence[tuple[str, Iterable[Any]]]) -> list[list[Row]]:
         return await self.read(
@@ -162,6 +166,12 @@ class PostgresStore(Store):
 
     async def read(self, work: Callable[[Any], T]) -> T:
         return await anyio.to_thread.run_sync(self._read_now, work)
+
+    async def read_unit(self, unit: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
+        """`unit` in a read's transaction (one snapshot, `READ ONLY`), whole on one worker
+        thread: no write lock (a read waits for no other host's write), one hop for all its
+        statements (`run_whole`)."""
+        return await self.read(lambda conn: run_whole(unit, InlineSqliteLike(conn)))
 
     async def read_inline(self, work: Callable[[Any], T], budget: float = 0.0) -> T:
         """A networked database has no read without a hop: `read`."""
@@ -175,6 +185,20 @@ class PostgresStore(Store):
         conn.autocommit = True
         try:
             return work(SqliteLike(conn, begin=_READ_BEGIN))
+        finally:
+            _roll_back(conn)
+            conn.autocommit = False
+            self._pool.putconn(conn)
+
+    def _read_alone(self, sql: str, values: tuple[Any, ...]) -> list[Row]:
+        """A read of one statement: its BEGIN and COMMIT in the same message, one round trip
+        (`_read_now` needs a second, its ROLLBACK, not knowing when `work` is done)."""
+        conn = self._getconn()
+        conn.autocommit = True
+        try:
+            cursor: Any = SqliteLike(conn).execute_alone(sql, values, _READ_BEGIN)
+            rows: list[Row] = cursor.fetchall()
+            return rows
         finally:
             _roll_back(conn)
             conn.autocommit = False
