@@ -3,6 +3,7 @@ refusals, and write units that never interleave, even from two hosts on one data
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from postgres_cluster import PERSON, Cluster, admin_url, as_role
 
 from alpd.store.db import DatabaseTooNew, DatabaseUnavailable, Store, open_store
 from alpd.store.migrations import LATEST_VERSION
+from alpd.store.postgres.connection import UnitSuspended
 from alpd.store.postgres.persons import (
     OWNER_COLUMN,
     POLICY,
@@ -21,7 +23,7 @@ from alpd.store.postgres.persons import (
     bind_tables,
     unbound_tables,
 )
-from alpd.store.postgres.store import PostgresStore
+from alpd.store.postgres.store import WRITE_LOCK, PostgresStore
 
 pytestmark = pytest.mark.postgres
 
@@ -185,6 +187,90 @@ def test_write_units_of_two_hosts_on_one_database_never_interleave(url: str) -> 
         finally:
             await first.close()
             await second.close()
+
+    anyio.run(main)
+
+
+_THREAD = (
+    "INSERT INTO threads (id, owner_uid, workspace, status, revision, created_at, updated_at) "
+    "VALUES (?, 1, '/w', 'open', 1, 'a', 'a')"
+)
+
+
+def test_a_read_unit_takes_no_write_lock_and_sees_one_snapshot(url: str) -> None:
+    """`read_unit` (thread/show's chain, a recap) runs while another host holds the write lock
+    in a transaction that has made a thread, and sees neither that thread nor one committed
+    by a third connection between its two statements."""
+
+    async def main() -> None:
+        store = await PostgresStore.connect(url)
+        try:
+            with psycopg.connect(url) as other, psycopg.connect(url, autocommit=True) as third:
+                other.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                other.execute(_THREAD.replace("?", "'held'"))
+
+                async def unit(tx: Any) -> tuple[int, int]:
+                    rows = await tx.execute_fetchall("SELECT count(*) FROM threads")
+                    third.execute(_THREAD.replace("?", "'between'"))
+                    async with tx.execute("SELECT count(*) FROM threads") as cur:
+                        again = await cur.fetchone()
+                    return rows[0][0], again[0]
+
+                with anyio.fail_after(5):
+                    assert await store.read_unit(unit) == (0, 0)
+                other.rollback()
+            row = await store.fetchone("SELECT count(*) FROM threads")
+            assert row is not None and row[0] == 1
+        finally:
+            await store.close()
+
+    anyio.run(main)
+
+
+def test_a_read_unit_that_awaits_anything_but_its_statements_is_refused(url: str) -> None:
+    """A bare suspension is UnitSuspended (one that needs the event loop already fails on the
+    worker thread, having none), and the store goes on."""
+
+    async def main() -> None:
+        store = await PostgresStore.connect(url)
+        try:
+
+            async def unit(tx: Any) -> None:
+                await tx.execute_fetchall("SELECT 1")
+                await asyncio.sleep(0)
+
+            with pytest.raises(UnitSuspended):
+                await store.read_unit(unit)
+            assert await store.fetchone("SELECT 2") == (2,)
+        finally:
+            await store.close()
+
+    anyio.run(main)
+
+
+def test_reads_give_their_connections_back(url: str) -> None:
+    """A read's ROLLBACK is sent after its result is handed back, a failed read's before its
+    error: 3 × 40 reads, many more than the pool holds, then a write, each within a second
+    (a connection kept would leave the pool empty: DatabaseUnavailable after 10 s)."""
+
+    async def main() -> None:
+        store = await PostgresStore.connect(url)
+        try:
+            for n in range(40):
+                with anyio.fail_after(1):
+                    assert await store.read(lambda conn: conn.execute("SELECT 1").fetchall())
+                    assert await store.fetchall("SELECT ? AS n", (n,)) == [(n,)]
+                    with pytest.raises(sqlite3.DatabaseError, match="no_such_table"):
+                        await store.read(lambda conn: conn.execute("SELECT * FROM no_such_table"))
+
+            async def create(tx: Any) -> None:
+                await tx.execute(_THREAD, ("t",))
+
+            with anyio.fail_after(1):
+                await store.write(create)
+            assert await store.fetchone("SELECT id FROM threads") == ("t",)
+        finally:
+            await store.close()
 
     anyio.run(main)
 
