@@ -67,15 +67,19 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
     store, thread_id = ex.d.store, params.thread_id
     # The view's reads at once: on PostgreSQL each is a round trip on a pooled connection of
     # its own, and their waits overlap (SQLite's reader takes them one after the other).
-    async with anyio.create_task_group() as tg:
-        records = _started(tg, executions_of_thread(store, thread_id))
-        ctx = _started(tg, context(ex, caller, m.ContextParams(thread_id=thread_id)))
-        thread = _started(tg, ex.threads.get(caller, thread_id))
-        summary = _started(tg, thread_history(store, thread_id))
-        reports = _started(tg, recent_reports(store, thread_id))
-        handoffs_in = _started(tg, thread_handoffs(store, thread_id, "in"))
-        handoffs_out = _started(tg, thread_handoffs(store, thread_id, "out"))
-        steps = _started(tg, thread_steps(ex, thread_id))
+    try:
+        async with anyio.create_task_group() as tg:
+            records = _started(tg, executions_of_thread(store, thread_id))
+            ctx = _started(tg, context(ex, caller, m.ContextParams(thread_id=thread_id)))
+            thread = _started(tg, ex.threads.get(caller, thread_id))
+            summary = _started(tg, thread_history(store, thread_id))
+            reports = _started(tg, recent_reports(store, thread_id))
+            handoffs_in = _started(tg, thread_handoffs(store, thread_id, "in"))
+            handoffs_out = _started(tg, thread_handoffs(store, thread_id, "out"))
+            steps = _started(tg, thread_steps(ex, thread_id))
+    except BaseExceptionGroup as group:
+        # a read's own error (THREAD_CONTEXT_TAMPERED, …), as the reads in turn raised it
+        raise _first_error(group) from None
     roots = [execution_from_record(r) for r in records.value if r.is_root]
     # a recap's refresh is a `temp` execution of the thread, not a root's delegated child
     children = sum(1 for r in records.value if not r.is_root and r.kind != "temp")
@@ -93,6 +97,11 @@ async def show(ex: Executions, caller: Caller, params: m.ThreadShowParams) -> m.
         handoffs_out=handoffs_out.value,
         steps=steps.value,
     )
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 class _Later(Generic[T]):
