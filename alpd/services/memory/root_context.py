@@ -7,7 +7,8 @@ objective, pins, the last outcomes' summaries and the new root's prompt: `query_
 bounded candidates from the store (`alpd.store.memory.choose_candidates`, one hop: the best
 full-text matches by relevance, and the newest), the domain ranks and caps them
 (`alpd.domain.memory.selection`), and each chosen memory's chain is verified (a chain read
-unchanged since it was last verified is not hashed again: `_verified_head`). A memory whose
+unchanged since it was last verified is not hashed again: `VERIFIED_CHAINS`,
+`alpd.domain.verified_reads`). A memory whose
 chain no longer verifies is left out (and logged as `memory_tampered`): one rewritten row
 must not stop every thread of the workspace from starting, and what it says can no longer be
 trusted; `alp memory show` names it MEMORY_TAMPERED. The root records which versions it was
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
 import structlog
 
@@ -28,6 +28,7 @@ from alpd.domain.memory.selection import Candidate, Chosen, query_terms, select_
 from alpd.domain.memory.settings import MemorySettings
 from alpd.domain.runs.agents import AgentDefinition
 from alpd.domain.threads.context import Snapshot
+from alpd.domain.verified_reads import VerifiedReads
 from alpd.errors import MemoryTampered
 from alpd.store import memory as memories
 from alpd.store.db import Tx
@@ -35,11 +36,13 @@ from alpd.store.db import Tx
 log = structlog.get_logger("alpd.memory")
 
 Chain = list[tuple[MemoryVersion, str]]
+ChainRead = tuple[tuple[MemoryVersion, str], ...]
 
 #: outcomes whose summaries count as the thread's recent activity
 RECENT_OUTCOMES = 3
-#: verified chains remembered (`_verified_head`): a few thousand memories' worth
-VERIFIED_CHAINS = 4096
+#: characters of verified chains remembered (each version counted as its text and 300 for
+#: the rest): a few thousand memories' worth
+VERIFIED_CHAINS_WEIGHT = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +106,20 @@ async def memory_for_root(
     return GivenMemory(chosen.text, versions, enabled=True)
 
 
-@lru_cache(maxsize=VERIFIED_CHAINS)
-def _verified_head(chain: tuple[tuple[MemoryVersion, str], ...]) -> str:
-    """`verify_chain`, remembered by the whole of what was read: every field of every
-    version and its stored digest. A pure function of its argument, so a chain read again
-    unchanged (the same memories given to root after root) is not hashed again, and a row
-    changed in any way is a different argument, verified afresh; a failure is not kept."""
+def _verify(chain: ChainRead) -> str:
     return verify_chain([v for v, _ in chain], [d for _, d in chain])
+
+
+def _chain_weight(chain: ChainRead) -> int:
+    return sum(len(version.text) + 300 for version, _ in chain)
+
+
+#: `verify_chain`, remembered per memory by the whole of what was read (every field of every
+#: version and its stored digest): the same memories given to root after root are not hashed
+#: again; a chain changed in any way is verified afresh, and a failure is not kept
+VERIFIED_CHAINS: VerifiedReads[str, ChainRead, str] = VerifiedReads(
+    _verify, _chain_weight, VERIFIED_CHAINS_WEIGHT
+)
 
 
 def _tampered(chosen: Iterable[Candidate], chains: dict[str, Chain]) -> set[str]:
@@ -118,7 +128,7 @@ def _tampered(chosen: Iterable[Candidate], chains: dict[str, Chain]) -> set[str]
     for candidate in chosen:
         chain = chains.get(candidate.memory_id, [])
         try:
-            head = _verified_head(tuple(chain))
+            head = VERIFIED_CHAINS(candidate.memory_id, tuple(chain))
             if head != candidate.digest or chain[-1][0].text != candidate.text:
                 raise MemoryTampered(memoryId=candidate.memory_id)
         except MemoryTampered:

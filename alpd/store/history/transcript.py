@@ -21,11 +21,14 @@ An entry stored as a copy (`copy_of`: a resumed session's earlier lines) is its 
 repetition and is left out; an adopted root (`origin.adoptedFrom`) reads the entries of the
 legacy execution it was adopted from.
 
-Every entry the page shows is re-hashed (`check_entry_digest`), and only those: of the rows
-read (`limit + 1` per source), those past the page (`page_window`) are dropped first, a
-result shown inside its call is hashed with the call, and a result hidden because its call
-shows it (or its call, found only to know that) is not. Entries are read as plain tuples by
-position (`tuples`); the page costs about twice its statements (bench/bench_transcript.py).
+Every entry the page shows is checked against its digest (`check_entry_digest`), and only
+those: of the rows read (`limit + 1` per source), those past the page (`page_window`) are
+dropped first, a result shown inside its call is checked with the call, and a result hidden
+because its call shows it (or its call, found only to know that) is not. An entry read
+exactly as it was when last verified — every column read, its digest among them — is not
+hashed again (`alpd.store.history.verified_entries`): a page read again costs a comparison
+per entry; any change is hashed afresh and a mismatch is HISTORY_ENTRY_TAMPERED as before.
+Entries are read as plain tuples by position (`tuples`).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from alpd.domain.history.transcript import (
 from alpd.errors import PermissionDenied, ThreadNotFound
 from alpd.store.db import BlockingTx, dialect_of
 from alpd.store.entry_rows import DIGESTED_COLUMNS
-from alpd.store.history.search import STORED_COLUMNS_SQL, check_entry_digest
+from alpd.store.history.verified_entries import ENTRY_READ_SQL, ENTRY_READ_WIDTH, VERIFIED_ENTRIES
 from alpd.store.threads.steps import labels_from, labels_sql
 
 __all__ = [
@@ -89,19 +92,15 @@ ORDER BY r.sequence
 """
 
 #: an entry's columns, read as tuples in this order (`_AT`): its id, digest, the digests'
-#: start, then its digested columns (`STORED_COLUMNS_SQL`, what the page shows is among them)
-_ENTRY_COLUMNS: Final = (
-    "h.id AS entry_id, h.digest, (SELECT since FROM history_digests) AS digests_since, "
-    + STORED_COLUMNS_SQL
-)
-_ID, _DIGEST, _SINCE = 0, 1, 2
-_STORED: Final = slice(3, 3 + len(DIGESTED_COLUMNS))
+#: start, then its digested columns (`ENTRY_READ_SQL`: what the page shows is among them)
+_ENTRY_COLUMNS: Final = ENTRY_READ_SQL
+_ID: Final = 0
 _AT: Final = {column: 3 + i for i, column in enumerate(DIGESTED_COLUMNS)}
 (_EXECUTION, _ROLE, _KIND, _TEXT, _TOOL_NAME, _TOOL_INPUT, _TAIL, _TS, _MODEL, _CALL,
  _ERROR) = (_AT[c] for c in ("execution_id", "role", "kind", "text", "tool_name", "tool_input",
                              "output_tail", "ts", "model", "call_id", "is_error"))  # fmt: skip
 #: a half's row: the entry's columns, then the page entry it is the other half of
-_FOR_ENTRY: Final = _STORED.stop
+_FOR_ENTRY: Final = ENTRY_READ_WIDTH
 
 # One root's entries (what it reads: itself, or the execution it was adopted from) past a
 # bound, in the page's order: `history_by_execution` answers it from the bound on.
@@ -339,43 +338,36 @@ def _entries(
 
 
 def _checked(conn: BlockingTx, page: list[Found]) -> list[EntryRow]:
-    """The page's entries with their tool halves, each entry shown re-hashed: an entry, and
-    a result shown inside its call. Not re-hashed, as not shown: a result whose call holds
-    it (the call shows it, from the half read for the call), and a result's call."""
+    """The page's entries with their tool halves, each entry shown checked against its
+    digest: an entry, and a result shown inside its call. Not checked, as not shown: a
+    result whose call holds it (the call shows it, from the half read for the call), and a
+    result's call. (An entry checked twice, a result two calls share, costs a comparison.)"""
     halves: dict[int, tuple[Any, ...]] = {}
     for statement in halves_sql([row for _, _, row in page]):
         for found_half in tuples(conn, *statement):
             halves[found_half[_FOR_ENTRY]] = found_half
-    checked: set[int] = set()
+    verified = VERIFIED_ENTRIES
     entries: list[EntryRow] = []
     for key, root, row in page:
         entry_id = row[_ID]
-        half = halves.get(entry_id)
+        half = halves.get(entry_id) if halves else None
         other: ToolHalf | None = None
-        kind = row[_KIND]
-        if half is not None:
-            if kind == "tool_call":
-                _check(half, checked)
-                other = ToolHalf(half[_ID], half[_TAIL] or half[_TEXT] or "", bool(half[_ERROR]))
-            else:
-                other = ToolHalf(half[_ID], "", False)
-        if kind != "tool_result" or half is None:
-            _check(row, checked)
+        if half is None:
+            verified(entry_id, row)
+        elif row[_KIND] == "tool_call":
+            verified(entry_id, row)
+            verified(half[_ID], half[:_FOR_ENTRY])
+            other = ToolHalf(half[_ID], half[_TAIL] or half[_TEXT] or "", bool(half[_ERROR]))
+        else:
+            other = ToolHalf(half[_ID], "", False)
         entries.append(
             EntryRow(
-                key, root.id, row[_EXECUTION], row[_ROLE], kind, row[_TEXT], row[_TOOL_NAME],
-                row[_TOOL_INPUT], row[_TAIL], bool(row[_ERROR]), row[_CALL], row[_TS],
-                row[_MODEL], other,
+                key, root.id, row[_EXECUTION], row[_ROLE], row[_KIND], row[_TEXT],
+                row[_TOOL_NAME], row[_TOOL_INPUT], row[_TAIL], bool(row[_ERROR]), row[_CALL],
+                row[_TS], row[_MODEL], other,
             )
         )  # fmt: skip
     return entries
-
-
-def _check(row: tuple[Any, ...], checked: set[int]) -> None:
-    entry_id = row[_ID]
-    if entry_id not in checked:
-        checked.add(entry_id)
-        check_entry_digest(entry_id, row[_EXECUTION], row[_DIGEST], row[_SINCE], row[_STORED])
 
 
 def _root(row: sqlite3.Row) -> RootRow:

@@ -1,7 +1,9 @@
-"""`thread/transcript` re-hashes every entry it shows, and only those: an entry edited in the
-database outside alpd is HISTORY_ENTRY_TAMPERED on the pages that show it (a tool result
-shown inside its call included), and does not stop the pages that do not (a result hidden
-because its call, on the page before, shows it)."""
+"""`thread/transcript` checks every entry it shows against its digest, and only those: an
+entry edited in the database outside alpd is HISTORY_ENTRY_TAMPERED on the pages that show
+it (a tool result shown inside its call included), and does not stop the pages that do not
+(a result hidden because its call, on the page before, shows it). alpd remembers the entries
+it verified with every column it read: every edit below comes after the entry was shown
+(and so remembered), and a change to any column it reads is caught on the next page."""
 
 from __future__ import annotations
 
@@ -103,6 +105,33 @@ def test_only_the_entries_a_page_shows_are_re_hashed(d: DaemonProcess, tmp_path:
     tamper(d, "all green")
     assert not tampered(d, tid, 4)  # the result's call is on the page before: hidden here
     assert tampered(d, tid, 5)  # shown inside its call
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("text", "'reply 3 (edited)'"), ("byte_offset", "byte_offset + 1"),
+     ("model", "'another-model'"), ("digest", "'sha256:' || hex(zeroblob(32))")],
+)  # fmt: skip
+def test_an_entry_shown_before_is_caught_when_any_column_it_reads_changes(
+    d: DaemonProcess, tmp_path: Path, column: str, value: str
+) -> None:
+    session(tmp_path / "sessions")
+    d.call("history/import", {"runtime": "claude", "path": str(tmp_path / "sessions")})
+    adopted = d.call("thread/adopt", {"sessionId": SESSION})
+    assert isinstance(adopted, dict)
+    tid = str(adopted["threadId"])
+    for _ in range(3):
+        assert page(d, tid, 2)[-1]["text"] == "reply 3"
+    with closing(sqlite3.connect(d.home / "alp.db")) as conn:
+        entry_id, before = conn.execute(
+            f"SELECT id, {column} FROM history_entries WHERE text = 'reply 3'"
+        ).fetchone()
+    where = f"WHERE id = {int(entry_id)}"
+    assert edit(d, f"UPDATE history_entries SET {column} = {value} {where}", ()) == 1
+    assert tampered(d, tid, 2)
+    assert tampered(d, tid, 2)  # a failure is not remembered
+    assert edit(d, f"UPDATE history_entries SET {column} = ? {where}", (before,)) == 1
+    assert not tampered(d, tid, 2)
 
 
 def test_a_page_of_a_thread_with_no_entries_is_not_checked_at_all(d: DaemonProcess) -> None:
