@@ -11,13 +11,21 @@ Three tasks, joined by bounded queues:
   alpd that a local subscriber wants is queued (`INBOX`, full → dropped and counted). One of
   this alpd's own is skipped: its subscribers had it when it was published. A lost connection
   is reconnected after a back-off (`BACKOFF_MIN` doubling to `BACKOFF_MAX`, back to the
-  minimum once listening again); what was sent meanwhile is not replayed.
+  minimum once listening again).
+- **replay**: every reference is kept in the database's log under a number that grows in
+  commit order (`alpd.store.postgres.notify`), and NOTIFYed with it. The relay remembers the
+  last number it heard (at start: the newest, read before the first LISTEN). Each time it is
+  listening again it reads the log after that number, oldest first, and hears those as if
+  NOTIFYed; a number not above the last one heard is skipped, so a reference both read from
+  the log and NOTIFYed after the LISTEN began is heard once. At most `REPLAY` are read: more
+  missed than that, the oldest are left out (`events_not_replayed` in the log, counted).
 - **relay**: each reference in turn, the row read from the database through the same owner
   checks a request gets (another person's row is not found, and skipped) and published to
   local subscribers as the host that made it would, not forwarded again.
 
-Delivery is at most once per subscriber; the rows are the truth (a reader that must not miss
-a change re-reads them, as after any lost connection).
+Delivery is once per subscriber and in the senders' commit order, across a lost LISTEN
+connection too, within those bounds; the rows stay the truth (a subscriber that connects
+later, or a reader past the bounds, re-reads them).
 """
 
 from __future__ import annotations
@@ -42,11 +50,14 @@ from alpd.store.db import DatabaseUnavailable
 from protocol import jsonrpc
 from protocol import messages as m
 
-__all__ = ["BACKOFF_MAX", "BACKOFF_MIN", "BATCH", "INBOX", "OUTBOX", "EventRelay"]
+__all__ = ["BACKOFF_MAX", "BACKOFF_MIN", "BATCH", "INBOX", "OUTBOX", "REPLAY", "EventRelay"]
 
 #: references waiting to be sent, and received ones waiting to be read and published
 OUTBOX: Final = 1024
 INBOX: Final = 1024
+#: references read back from the log at most, after a lost LISTEN connection (half the inbox:
+#: what is replayed goes through it, beside what is heard meanwhile)
+REPLAY: Final = INBOX // 2
 #: NOTIFYs sent in one transaction at most
 BATCH: Final = 100
 #: seconds before listening again after a lost connection: doubling from the least to the most
@@ -76,6 +87,10 @@ class EventRelay:
         self.dropped_out = 0
         self._sent = 0
         self.dropped_in = 0
+        #: the number in the log of the last reference heard (`Reference.logged`)
+        self.last_logged = 0
+        self.replayed = 0
+        self.not_replayed = 0
         self.listening = False
         self._on_state: Callable[[m.TaskState], None] = lambda state: None
         self._state = "starting"
@@ -132,16 +147,18 @@ class EventRelay:
     # listen
 
     async def listen_forever(self, on_state: Callable[[m.TaskState], None]) -> None:
-        from alpd.store.postgres.notify import channel_of, listen
+        from alpd.store.postgres.notify import channel_of, listen, newest
 
         delay = BACKOFF_MIN
         while True:
             try:
                 if self.channel is None:
+                    self.last_logged = await newest(self.d.store)
                     self.channel = await channel_of(self.d.store)
                     self._channel_known.set()
-                async for payload in listen(self.d.store, self.channel):
+                async for payload in listen(self.d.store, self.channel, self.d.host_name or ""):
                     if payload is None:
+                        await self._replay()
                         self.listening = True
                         delay = BACKOFF_MIN
                         on_state(self.state("listening"))
@@ -155,9 +172,36 @@ class EventRelay:
             await anyio.sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
 
-    def _heard(self, payload: str) -> None:
-        reference = decode(payload)
-        if reference is None or reference.host == self.origin:
+    async def _replay(self) -> None:
+        """What was logged after the last reference heard, heard now, oldest first."""
+        from alpd.store.postgres.notify import missed_since
+
+        missed = await missed_since(self.d.store, self.last_logged, REPLAY)
+        if len(missed) > REPLAY:
+            # the oldest are left out: the newest REPLAY are what a subscriber most needs
+            self.not_replayed += 1
+            log.warning(
+                "events_not_replayed",
+                after=self.last_logged,
+                before=missed[1][0],
+                reason=f"more than {REPLAY} missed",
+            )
+            self.last_logged, missed = missed[0][0], missed[1:]
+        for logged, payload in missed:
+            self._heard(payload, logged)
+        if missed:
+            self.replayed += len(missed)
+            log.info("events_replayed", count=len(missed), last=self.last_logged)
+
+    def _heard(self, payload: str, logged: int | None = None) -> None:
+        reference = decode(payload, logged)
+        if reference is None:
+            return
+        if reference.logged:
+            if reference.logged <= self.last_logged:
+                return  # heard already: replayed from the log, then NOTIFYed too
+            self.last_logged = reference.logged
+        if reference.host == self.origin:
             return
         if not self.d.events.wanted(reference.method, reference.thread_id):
             return
@@ -224,7 +268,9 @@ class EventRelay:
             name="events",
             state=state,
             last_run_at=self.d.clock.now_iso(),
-            detail=f"across hosts on {self.channel}" + (f"; {dropped} dropped" if dropped else ""),
+            detail=f"across hosts on {self.channel}"
+            + (f"; {self.replayed} replayed" if self.replayed else "")
+            + (f"; {dropped} dropped" if dropped else ""),
             last_error=last_error,
         )
 

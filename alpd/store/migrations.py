@@ -978,6 +978,19 @@ V33_PERSONS: Final = (
 # or nonce; keyed by the channel alone, the second person's write met the first's row, which
 # row-level security hides from them (a pairing refused, a message taken as seen).
 V34_PERSON_KEYS: Final[tuple[str, ...]] = ()
+# Events across hosts replayed after a lost LISTEN connection (issue 24; docs/many-machines.md,
+# "Events across hosts"): each reference a host NOTIFYs is also kept here under a number that
+# grows in the order the notifying transactions commit, so a host that listens again reads
+# what it missed since the last number it heard. Only PostgreSQL fills it (on SQLite nothing
+# crosses hosts: the table stays empty); the newest few thousand rows are kept.
+V35_EVENT_LOG: Final = (
+    """
+    CREATE TABLE event_log (
+        seq     INTEGER PRIMARY KEY,
+        payload TEXT NOT NULL
+    ) STRICT
+    """,
+)
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
@@ -1014,6 +1027,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V32_SCHEDULE_FIRES,
     V33_PERSONS,
     V34_PERSON_KEYS,
+    V35_EVENT_LOG,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)
@@ -1075,5 +1089,15 @@ POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
             f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey",
             f"ALTER TABLE {table} ADD PRIMARY KEY ({key}, owner_role)",
         )
+    ),
+    # the number from a sequence shared by every person's rows (each reads only their own:
+    # gaps are expected), handed out under the notifiers' lock (`alpd.store.postgres.notify`)
+    35: (
+        """
+        CREATE TABLE event_log (
+            seq     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            payload TEXT NOT NULL
+        )
+        """,
     ),
 }

@@ -25,10 +25,13 @@ __all__ = [
     "decode",
     "encode",
     "reference_of",
+    "stamped",
 ]
 
 #: PostgreSQL refuses a NOTIFY payload of 8000 bytes or more
 MAX_PAYLOAD: Final = 7999
+#: what `stamped` adds at most (`"s":` and a number of up to 20 digits, a comma)
+_STAMP: Final = 25
 #: PostgreSQL's longest identifier (NAMEDATALEN - 1): a channel name longer than this is refused
 _MAX_CHANNEL: Final = 63
 
@@ -60,6 +63,9 @@ class Reference:
     id: str
     change: str | None
     thread_id: str | None
+    #: its number in the database's log of references (`stamped`), in the order the sending
+    #: transactions committed; 0 for one never logged
+    logged: int = 0
 
 
 def reference_of(host: str, seq: int, method: str, params: Any) -> Reference | None:
@@ -90,8 +96,8 @@ def reference_of(host: str, seq: int, method: str, params: Any) -> Reference | N
 
 
 def encode(reference: Reference) -> str | None:
-    """The NOTIFY payload of `reference`; None if it would not fit (ids are short: never
-    seen, but refused rather than sent truncated)."""
+    """The payload of `reference` (NOTIFYed `stamped`); None if it would not fit (ids are
+    short: never seen, but refused rather than sent truncated)."""
     payload = json.dumps(
         {
             "h": reference.host,
@@ -104,12 +110,19 @@ def encode(reference: Reference) -> str | None:
         separators=(",", ":"),
         ensure_ascii=True,
     )
-    return payload if len(payload) <= MAX_PAYLOAD else None
+    return payload if len(payload) + _STAMP <= MAX_PAYLOAD else None
 
 
-def decode(payload: str) -> Reference | None:
+def stamped(payload: str, logged: int) -> str:
+    """`payload` (from `encode`) with its number in the log added, as it is NOTIFYed: the
+    number is short, so the payload still fits."""
+    return f'{{"s":{int(logged)},{payload[1:]}'
+
+
+def decode(payload: str, logged: int | None = None) -> Reference | None:
     """A payload read back; None for anything that is not one this module wrote (another
-    program may NOTIFY on the same channel)."""
+    program may NOTIFY on the same channel). Its number in the log is the stamp's, or
+    `logged` for a payload read from the log itself."""
     try:
         value = json.loads(payload)
     except ValueError:
@@ -128,7 +141,18 @@ def decode(payload: str) -> Reference | None:
         return None
     if not (thread_id is None or isinstance(thread_id, str)):
         return None
-    return Reference(host=host, seq=seq, method=method, id=key, change=change, thread_id=thread_id)
+    number = value.get("s", 0) if logged is None else logged
+    if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+        return None
+    return Reference(
+        host=host,
+        seq=seq,
+        method=method,
+        id=key,
+        change=change,
+        thread_id=thread_id,
+        logged=number,
+    )
 
 
 def channel_for(role: str, digest: str) -> str:

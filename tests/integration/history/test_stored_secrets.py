@@ -268,6 +268,8 @@ ALLOWED_COLUMNS: dict[tuple[str, str], str] = {
     ("schedule_fires", "fire_time"): _TIME,
     ("schedule_fires", "host_id"): _ID,
     ("schedule_fires", "claimed_at"): _TIME,
+    ("event_log", "payload"): "a reference to a row (method, ids, change, instance, number: "
+    "alpd.domain.hosts.crossing), never the row",
     ("handoffs", "id"): _ID,
     ("handoffs", "source_thread_id"): _ID,
     ("handoffs", "source_execution_id"): _ID,

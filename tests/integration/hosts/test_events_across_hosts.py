@@ -2,11 +2,14 @@
 PostgreSQL database. A subscriber on host A sees host B's threads made, roots reserved, run
 and settled, pushes, handoffs and reports within a second, each once, in B's order; a
 subscriber on B sees B's own events once (never echoed back); after A's LISTEN connection is
-cut, A listens again after its back-off and hears B's events again."""
+cut, A listens again after its back-off and hears B's events again; events A sends while B's
+LISTEN connection is cut again and again reach B's subscriber all the same, once each and in
+A's order, read back from the database's log when B listens again."""
 
 from __future__ import annotations
 
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -213,3 +216,58 @@ def test_events_heard_again_after_the_listening_connection_is_cut(
     assert isinstance(status, dict)
     events = next(t for t in status["tasks"] if t["name"] == "events")
     assert events["detail"].startswith("across hosts on alp:")
+
+
+def b_listener_cut_while(database: str, stop: threading.Event, cuts: list[int]) -> None:
+    """Until `stop`: terminate host B's LISTEN connection (named `alpd events host-b`) each
+    time it is there, every 5 ms, counting the cuts."""
+    with psycopg.connect(database, autocommit=True) as admin:
+        while not stop.is_set():
+            rows = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = 'alpd events host-b'"
+            ).fetchall()
+            cuts.extend(1 for row in rows if row[0])
+            time.sleep(0.005)
+
+
+def test_events_sent_while_a_hosts_listener_is_down_are_replayed_once_in_order(
+    hosts: tuple[DaemonProcess, DaemonProcess, Path], database: str
+) -> None:
+    a, b, work = hosts
+    on_a, on_b = Subscriber(a), Subscriber(b)
+    stop, cuts = threading.Event(), list[int]()
+    cutter = threading.Thread(target=b_listener_cut_while, args=(database, stop, cuts))
+    cutter.start()
+    try:
+        wait_for(lambda: events_task(b) == "reconnecting", what="B's listener cut")
+        # A's events while B cannot listen: a thread made, a push's root reserved and
+        # settled, a handoff delivered, the thread it woke run, a report
+        made = call(a, "thread/create", {"title": "build", "cwd": str(work)})
+        call(a, "thread/create", {"title": "research", "cwd": str(work)})
+        pushed = call(a, "thread/push", {"threadId": made["id"], "text": "go", "source": "ci",
+                                         "agent": "watch"})  # fmt: skip
+        call(a, "execution/wait", {"executionId": pushed["execution"]["id"], "timeout": 30})
+        sent = call(a, "handoff/send", {"target": "build", "summary": "numbers are in",
+                                        "from": "research"})  # fmt: skip
+        call(a, "execution/wait", {"executionId": sent["execution"]["id"], "timeout": 30})
+        heard_on_a = on_a.drain()
+    finally:
+        stop.set()
+        cutter.join()
+    try:
+        wait_for(lambda: events_task(b) == "listening", what="B listening again")
+        heard_on_b = on_b.drain()
+    finally:
+        on_a.close()
+        on_b.close()
+    assert cuts, "B's listener was never cut"
+    told = [about(n) for n in heard_on_a]
+    assert len(told) >= 8, told
+    # each of A's events once, in A's order, though B was not listening when A sent them
+    assert [about(n) for n in heard_on_b] == told
+    status = b.call("daemon/status")
+    assert isinstance(status, dict)
+    events = next(t for t in status["tasks"] if t["name"] == "events")
+    replayed = re.search(r"; (\d+) replayed", events["detail"])
+    assert replayed is not None and int(replayed.group(1)) >= 1, events

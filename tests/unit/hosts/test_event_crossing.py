@@ -5,6 +5,7 @@ name PostgreSQL accepts."""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
@@ -22,6 +23,7 @@ from alpd.domain.hosts.crossing import (
     decode,
     encode,
     reference_of,
+    stamped,
 )
 from alpd.events import EventBus
 from alpd.services.context import Daemon
@@ -43,6 +45,30 @@ def test_a_reference_reads_back_as_written_and_fits_a_notify(reference: Referenc
     payload = encode(reference)
     assert payload is not None and len(payload.encode()) <= MAX_PAYLOAD
     assert decode(payload) == reference
+
+
+@given(references, st.integers(min_value=1, max_value=2**63 - 1))
+def test_a_stamped_reference_carries_its_number_in_the_log_and_still_fits(
+    reference: Reference, logged: int
+) -> None:
+    payload = encode(reference)
+    assert payload is not None
+    told = stamped(payload, logged)
+    assert len(told.encode()) <= MAX_PAYLOAD
+    assert decode(told) == dataclasses.replace(reference, logged=logged)
+    # read back from the log: the row's number, the payload as kept
+    assert decode(payload, logged=logged) == decode(told)
+
+
+def test_the_longest_reference_sent_still_fits_once_stamped() -> None:
+    base = encode(Reference("h", 1, "thread/changed", "", "created", None))
+    assert base is not None
+    longest = Reference("h", 1, "thread/changed", "x" * (MAX_PAYLOAD - len(base)), "created", None)
+    while encode(longest) is None:
+        longest = dataclasses.replace(longest, id=longest.id[:-1])
+    payload = encode(longest)
+    assert payload is not None
+    assert len(stamped(payload, 2**63 - 1).encode()) <= MAX_PAYLOAD
 
 
 @given(st.text(max_size=300) | st.from_regex(r'\{"h":.*\}', fullmatch=True))
@@ -146,3 +172,48 @@ def test_the_relays_queues_are_bounded_and_never_wait() -> None:
     for _ in range(INBOX + 3):
         relay._heard(theirs)
     assert relay.dropped_in == 3
+
+
+def test_a_replay_hears_what_was_missed_once_in_order_and_at_most_replay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import anyio
+
+    from alpd.background import event_relay
+    from alpd.store.postgres import notify
+
+    logged = {
+        n: encode(Reference("alpd_other", n, "thread/changed", f"t{n}", "c", f"t{n}"))
+        for n in range(1, event_relay.REPLAY + 40)
+    }
+
+    async def missed_since(store: Any, seq: int, most: int) -> list[tuple[int, str]]:
+        after = sorted(n for n in logged if n > seq)[-(most + 1) :]
+        return [(n, str(logged[n])) for n in after]
+
+    monkeypatch.setattr(notify, "missed_since", missed_since)
+    relay = _relay()
+    relay.d.events.wanted = lambda method, thread_id: True
+    relay.last_logged = len(logged) - 10
+    anyio.run(relay._replay)
+    # the ten missed, oldest first; NOTIFYed again after the LISTEN began: not heard twice
+    for n in (len(logged) - 1, len(logged)):
+        payload = logged[n]
+        assert payload is not None
+        relay._heard(stamped(payload, n))
+    heard = [relay._in.receive_nowait().logged for _ in range(10)]
+    assert heard == list(range(len(logged) - 9, len(logged) + 1))
+    assert relay._in.statistics().current_buffer_used == 0
+    assert (relay.replayed, relay.not_replayed) == (10, 0)
+    # more missed than REPLAY: the newest REPLAY, the oldest left out and said so
+    relay.last_logged = 0
+    logged.update(
+        {
+            n: encode(Reference("alpd_other", n, "thread/changed", f"t{n}", "c", f"t{n}"))
+            for n in range(len(logged) + 1, len(logged) + 20)
+        }
+    )
+    anyio.run(relay._replay)
+    heard = [relay._in.receive_nowait().logged for _ in range(event_relay.REPLAY)]
+    assert heard == sorted(logged)[-event_relay.REPLAY :]
+    assert relay.not_replayed == 1 and relay.last_logged == max(logged)
