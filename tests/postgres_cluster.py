@@ -61,8 +61,10 @@ def admin_url(url: str) -> str:
 
 
 class Cluster:
-    def __init__(self, socket_dir: Path):
+    def __init__(self, socket_dir: Path, owner: str | None = None):
         self.socket_dir = socket_dir
+        #: the user the server runs as (`nobody` under root), None for the tests' own
+        self.owner = owner
         self._numbers = itertools.count(1)
 
     def url(self, database: str, role: str = PERSON) -> str:
@@ -131,7 +133,7 @@ def running_cluster(bin_dir: Path, *, fsync: bool = False) -> Iterator[Cluster]:
         **run,  # type: ignore[arg-type]
     )
     try:
-        cluster = Cluster(top)
+        cluster = Cluster(top, owner)
         _make_template(cluster)
         yield cluster
     finally:

@@ -10,54 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from full_disk import fill, small_filesystem
 
 from alpctl.client import Client, RpcError
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
 pytestmark = pytest.mark.chaos
-
-TMPFS_SIZE = "8m"
-
-
-@contextlib.contextmanager
-def small_filesystem() -> Iterator[Path]:
-    """A fresh tmpfs of TMPFS_SIZE, unmounted afterwards."""
-    if os.geteuid() != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail("the disk-full test needs root to mount a tmpfs, and CI runs as root")
-        pytest.skip("needs root to mount a small tmpfs")
-    mount_point = Path(tempfile.mkdtemp(prefix="alp-full-"))
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE},mode=0700", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, f"cannot mount a tmpfs: {done.stderr}"
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-        mount_point.rmdir()
-
-
-def fill(directory: Path) -> Path:
-    """A file holding every free byte of `directory`'s filesystem."""
-    filler = directory / "filler"
-    with filler.open("wb", buffering=0) as f:
-        with contextlib.suppress(OSError):
-            while True:
-                f.write(b"\0" * 65536)
-        with contextlib.suppress(OSError):
-            while True:  # the last few bytes, one at a time
-                f.write(b"\0")
-    return filler
 
 
 def create(client: Client, title: str) -> str:

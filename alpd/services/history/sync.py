@@ -15,6 +15,7 @@ from typing import Final, TypeVar
 import anyio
 import structlog
 
+from alpd.errors import StorageFull
 from alpd.services.context import Caller
 from alpd.services.history.execution_copy import Progress, SyncReport, sync_one
 from alpd.services.history.progress import ProgressNotifier
@@ -170,14 +171,25 @@ class HistoryService:
         unfinished = await unfinished_first_syncs(self.d.store, RESUME_PER_TICK)
         ids = dict.fromkeys([*queued, *running, *unfinished])
         added = 0
-        for execution_id in ids:
+        # A full disk (StorageFull) ends the pass with one line and no traceback: what was
+        # not written stays pending (the executions queued again, a thread's document stale)
+        # and the next pass after space returns writes it.
+        order = list(ids)
+        for n, execution_id in enumerate(order):
             try:
                 added += (await self.sync_execution(execution_id)).added
+            except StorageFull as exc:
+                log.warning("history_sync_failed", execution=execution_id, error=exc.message)
+                self.pending.update(order[n:])
+                return added
             except Exception:
                 log.exception("history_sync_failed", execution=execution_id)
         for thread_id in await self.stale_thread_docs():
             try:
                 await self.refresh_thread_doc(thread_id)
+            except StorageFull as exc:
+                log.warning("thread_doc_failed", thread=thread_id, error=exc.message)
+                break
             except Exception:
                 log.exception("thread_doc_failed", thread=thread_id)
         if self.reader.idle():

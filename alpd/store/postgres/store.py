@@ -11,6 +11,10 @@ auditing each for a row lock. It is a transaction-level lock, released by COMMIT
 ROLLBACK: it holds behind PgBouncer's transaction mode, unlike a session-level one
 (docs/many-machines.md says why this and not SERIALIZABLE).
 
+A write the server refuses for want of space (SQLSTATE 53100, disk full: a file of the database
+could not be extended) is rolled back and raised `StorageFull`, as SQLite's `SQLITE_FULL` is;
+reads go on, and the next write after space returns succeeds.
+
 Reads run in `REPEATABLE READ READ ONLY` transactions: a view of several queries sees one
 snapshot. No named prepared statements (`prepare_threshold=None`) and client-side binding
 (`ClientCursor`): a transaction-mode pooler may hand each transaction another server
@@ -30,6 +34,7 @@ import psycopg
 import structlog
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from alpd.errors import StorageFull
 from alpd.store.db import DatabaseTooNew, DatabaseUnavailable, Row, Store
 from alpd.store.migrations import (
     LATEST_VERSION,
@@ -125,8 +130,10 @@ class PostgresStore(Store):
                     await anyio.to_thread.run_sync(_begin_write, conn)
                     result = await unit(AsyncSqliteLike(SqliteLike(conn)))
                     await anyio.to_thread.run_sync(conn.commit)
-                except BaseException:
+                except BaseException as exc:
                     await anyio.to_thread.run_sync(_roll_back, conn)
+                    if _disk_full(exc):
+                        raise self._storage_full(exc) from exc
                     raise
                 finally:
                     self._pool.putconn(conn)
@@ -144,8 +151,10 @@ class PostgresStore(Store):
             _begin_write(conn)
             result = unit(SqliteLike(conn))
             conn.commit()
-        except BaseException:
+        except BaseException as exc:
             _roll_back(conn)
+            if _disk_full(exc):
+                raise self._storage_full(exc) from exc
             raise
         finally:
             self._pool.putconn(conn)
@@ -225,6 +234,13 @@ class PostgresStore(Store):
         row = await self.fetchone("SELECT 1")
         return row is not None and row[0] == 1
 
+    def _storage_full(self, exc: BaseException) -> StorageFull:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return StorageFull(
+            f"the database server has no space left for alp's data ({self.path}): {reason}; "
+            "free space on the server, then retry (reads go on meanwhile)"
+        )
+
     def _getconn(self) -> psycopg.Connection[Any]:
         try:
             conn: psycopg.Connection[Any] = self._pool.getconn()
@@ -234,6 +250,14 @@ class PostgresStore(Store):
                 "check that the server is up and [store] url is right"
             ) from exc
         return conn
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """SQLSTATE 53100: the server could not extend a file of the database (its disk, or the
+    tablespace's, is full), raised as it is or as the `sqlite3` error a statement raises."""
+    return isinstance(exc, psycopg.errors.DiskFull) or isinstance(
+        exc.__cause__, psycopg.errors.DiskFull
+    )
 
 
 def _begin_write(conn: psycopg.Connection[Any]) -> None:
