@@ -1,7 +1,8 @@
 """kill -9 of alpd while it builds the meaning index, then a restart: the build resumes where
 its last committed batch left it — every unit is embedded, and nothing embedded before the
 kill is embedded again but the one batch in flight (`EMBED_BATCH`): vectors and the
-generation's cursor are written in one transaction (docs/search.md)."""
+generation's cursor are written in one transaction (docs/search.md). On both backends (SQLite's
+file, or a PostgreSQL database)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,10 @@ pytest.importorskip("numpy")
 UNITS = 600
 
 
-def test_kill9_mid_build_resumes_without_embedding_done_units_again(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+def test_kill9_mid_build_resumes_without_embedding_done_units_again(
+    tmp_path: Path, store_url: str | None
+) -> None:
     vectors = concept_vectors({"a": ["alpha", "beta"]}, [f"w{i}" for i in range(50)])
     with FakeEmbeddings(vectors) as fake:
         fake.delay = 0.15
@@ -40,7 +44,8 @@ def test_kill9_mid_build_resumes_without_embedding_done_units_again(tmp_path: Pa
         (sessions / f"{claude.session}.jsonl").write_bytes(
             b"".join(claude.prompt(f"prompt number {i} alpha w{i % 50}") for i in range(UNITS))
         )
-        with running_daemon(tmp_path, extra_args=["--config", str(config)]) as d:
+        env = {"ALP_STORE_URL": store_url} if store_url else {}
+        with running_daemon(tmp_path, extra_args=["--config", str(config)], extra_env=env) as d:
             d.call("history/import", {"runtime": "claude", "path": str(sessions)})
             wait_for(lambda: len(fake.texts) > 3 * EMBED_BATCH, timeout=60, what="a few batches")
             d.kill9()

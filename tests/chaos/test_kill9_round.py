@@ -9,12 +9,14 @@ The window is a few milliseconds wide, so the test makes that state from a real 
 than hoping a SIGKILL lands in it: the round's root is spawned, alpd is killed -9, the root's
 process is killed too, and its row is put back as the reservation wrote it (`reserved`, no
 pid, no start) — older than the spawn grace, as after a restart that took a while.
+
+On both backends (SQLite's file, or a PostgreSQL database: `store_access.raw_db`); with alpd
+stopped at the end the thread is checked whole (`thread_whole.inspect_whole`).
 """
 
 from __future__ import annotations
 
 import signal
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,8 @@ from typing import Any
 import psutil
 import pytest
 from polling import wait_for
+from store_access import raw_db
+from thread_whole import inspect_whole
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
 
@@ -42,9 +46,11 @@ def work(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def d(tmp_path: Path, work: Path) -> Iterator[DaemonProcess]:
+def d(tmp_path: Path, work: Path, store_url: str | None) -> Iterator[DaemonProcess]:
     (tmp_path / "config.toml").write_text(CONFIG.format(work=work))
-    with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as daemon:
+    env = {"ALP_STORE_URL": store_url} if store_url else {}
+    args = ["--config", str(tmp_path / "config.toml")]
+    with running_daemon(tmp_path, extra_args=args, extra_env=env) as daemon:
         yield daemon
 
 
@@ -63,18 +69,19 @@ def kill_run(execution_id: str) -> None:
             continue
 
 
-def as_just_reserved(home: Path, execution_id: str) -> None:
+def as_just_reserved(d: DaemonProcess, execution_id: str) -> None:
     """With alpd dead: the root's row as the reserving transaction left it."""
-    with sqlite3.connect(home / "alp.db") as db:
+    with raw_db(d) as db:
         db.execute(
             "UPDATE executions SET status = 'reserved', pid = NULL, pid_start_time = NULL, "
             "boot_id = NULL, started_at = NULL, created_at = '2026-01-01T00:00:00.000Z' "
             "WHERE id = ?",
             (execution_id,),
         )
-    (home / "executions" / execution_id / "exit-status").unlink(missing_ok=True)
+    (d.home / "executions" / execution_id / "exit-status").unlink(missing_ok=True)
 
 
+@pytest.mark.both_stores
 def test_a_round_reserved_but_never_spawned_is_queued_again_after_a_kill9(
     d: DaemonProcess, work: Path
 ) -> None:
@@ -91,7 +98,7 @@ def test_a_round_reserved_but_never_spawned_is_queued_again_after_a_kill9(
         d.kill9()
     finally:
         kill_run(lost)
-    as_just_reserved(d.home, lost)
+    as_just_reserved(d, lost)
     (work / f"prompt-{lost}").unlink()
     (work / "release").touch()
     d.start()
@@ -101,7 +108,7 @@ def test_a_round_reserved_but_never_spawned_is_queued_again_after_a_kill9(
     assert (first["id"], first["outcome"]) == (lost, "interrupted")
     wait_for(lambda: (work / f"prompt-{again['id']}").exists(), what="the new root to run")
     assert (work / f"prompt-{again['id']}").read_text().endswith("\n> disk at 91%")
-    with sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True) as db:
+    with raw_db(d) as db:
         status, execution_id, note = db.execute(
             "SELECT status, execution_id, note FROM deliveries WHERE id = ?",
             (pushed["deliveryId"],),
@@ -110,3 +117,8 @@ def test_a_round_reserved_but_never_spawned_is_queued_again_after_a_kill9(
     assert (
         note == f"root {lost} was reserved for it but never started (alpd stopped first); re-queued"
     )
+    wait_for(lambda: roots(d, thread["id"])[1]["status"] == "settled", what="the new root")
+    d.stop()
+    revision, statuses = inspect_whole(d, thread["id"])
+    assert statuses == {lost: "settled", again["id"]: "settled"}
+    assert revision == 2

@@ -10,11 +10,13 @@ rather than hoping a SIGKILL lands in it, with alpd dead: `firing_at` written as
 writes it with no delivery made (killed before the submit), or over a fire that was delivered
 (killed after the submit, before the clear). Then alpd starts, and the proof that no second
 run follows is the store itself: `firing_at` cleared, nothing queued, every root settled.
+
+On both backends (SQLite's file, or a PostgreSQL database: `store_access.raw_db`); with alpd
+stopped at the end the thread is checked whole (`thread_whole.inspect_whole`).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +24,8 @@ from typing import Any
 
 import pytest
 from polling import wait_for
+from store_access import raw_db
+from thread_whole import inspect_whole
 
 from alpd.clock import iso
 from alpd.testing.daemon import DaemonProcess, running_daemon
@@ -43,9 +47,11 @@ def work(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def d(tmp_path: Path, work: Path) -> Iterator[DaemonProcess]:
+def d(tmp_path: Path, work: Path, store_url: str | None) -> Iterator[DaemonProcess]:
     (tmp_path / "config.toml").write_text(CONFIG.format(work=work))
-    with running_daemon(tmp_path, extra_args=["--config", str(tmp_path / "config.toml")]) as daemon:
+    env = {"ALP_STORE_URL": store_url} if store_url else {}
+    args = ["--config", str(tmp_path / "config.toml")]
+    with running_daemon(tmp_path, extra_args=args, extra_env=env) as daemon:
         yield daemon
 
 
@@ -61,7 +67,7 @@ def roots(d: DaemonProcess, thread_id: str) -> list[dict[str, Any]]:
 
 def stored(d: DaemonProcess, schedule_id: str, thread_id: str) -> tuple[str | None, int]:
     """The schedule's recorded fire, and how many deliveries wait for the thread."""
-    with sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True) as db:
+    with raw_db(d) as db:
         (firing,) = db.execute(
             "SELECT firing_at FROM schedules WHERE id = ?", (schedule_id,)
         ).fetchone()
@@ -72,15 +78,16 @@ def stored(d: DaemonProcess, schedule_id: str, thread_id: str) -> tuple[str | No
     return firing, queued
 
 
-def record_fire(home: Path, schedule_id: str, fire_time: str) -> None:
+def record_fire(d: DaemonProcess, schedule_id: str, fire_time: str) -> None:
     """With alpd dead: the fire recorded as the scheduler's pass records it."""
-    with sqlite3.connect(home / "alp.db") as db:
+    with raw_db(d) as db:
         db.execute(
             "UPDATE schedules SET firing_at = ?, firing_missed = 0, last_fire_at = ? WHERE id = ?",
             (fire_time, fire_time, schedule_id),
         )
 
 
+@pytest.mark.both_stores
 @pytest.mark.parametrize("killed", ["before-the-submit", "after-the-submit"])
 def test_a_fire_recorded_before_a_kill9_is_exactly_one_run_after_the_restart(
     d: DaemonProcess, work: Path, killed: str
@@ -99,7 +106,7 @@ def test_a_fire_recorded_before_a_kill9_is_exactly_one_run_after_the_restart(
     else:
         fire_time = iso(datetime.now(UTC) - timedelta(seconds=5))
     d.kill9()
-    record_fire(d.home, created["id"], fire_time)
+    record_fire(d, created["id"], fire_time)
     d.start()
 
     wait_for(lambda: stored(d, created["id"], thread_id) == (None, 0), what="the fire dealt with")
@@ -109,3 +116,6 @@ def test_a_fire_recorded_before_a_kill9_is_exactly_one_run_after_the_restart(
     assert runs[0]["origin"]["scheduleId"] == created["id"]
     assert runs[0]["origin"]["fireTime"] == fire_time
     assert (work / f"prompt-{runs[0]['id']}").read_text().endswith("\n> check the build")
+    d.stop()
+    revision, statuses = inspect_whole(d, thread_id)
+    assert (revision, statuses) == (1, {runs[0]["id"]: "settled"})
