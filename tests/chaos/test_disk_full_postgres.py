@@ -24,7 +24,7 @@ import psycopg
 import pytest
 from full_disk import fill, small_filesystem
 from polling import wait_for
-from postgres_cluster import TEMPLATE, Cluster
+from postgres_cluster import ADMIN, TEMPLATE, Cluster
 from store_access import raw_db
 
 from alpctl.client import Client, RpcError
@@ -53,7 +53,7 @@ def tiny_database(postgres_cluster: Cluster) -> Iterator[tuple[str, Path]]:
         if postgres_cluster.owner is not None:
             os.chown(space, disk.stat().st_uid, disk.stat().st_gid)
         name = f"alp_full_{os.getpid()}"
-        admin_url = postgres_cluster.url("postgres")
+        admin_url = postgres_cluster.url("postgres", ADMIN)
         with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f"CREATE TABLESPACE {name} LOCATION '{space}'")
             admin.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE} TABLESPACE {name}")
