@@ -992,6 +992,13 @@ V35_EVENT_LOG: Final = (
     """,
 )
 
+# PostgreSQL only: keyword search through its GIN index as a person (issue 24; docs/many-
+# machines.md, "Keyword search as a person"). Under row-level security PostgreSQL applies the
+# policy before any condition that is not LEAKPROOF, and `@@` is not, so a person's
+# `words @@ query` read every row of theirs; `alp_words_matching` runs the match as the schema's
+# admin (SECURITY DEFINER) with the person's filter written into it.
+V36_WORDS_MATCHING: Final[tuple[str, ...]] = ()
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -1028,6 +1035,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V33_PERSONS,
     V34_PERSON_KEYS,
     V35_EVENT_LOG,
+    V36_WORDS_MATCHING,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)
@@ -1099,5 +1107,34 @@ POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
             payload TEXT NOT NULL
         )
         """,
+    ),
+    # the admin's match of a person's words: definer's rights where the admin bypasses
+    # row-level security (a superuser, or BYPASSRLS), so the GIN index answers `@@` and the
+    # person's filter is the function's own (`session_user`: the role the host connected
+    # as); an admin bound by the policies gets the invoker's function (correct, no index)
+    36: (
+        "ALTER TABLE search_words ADD COLUMN IF NOT EXISTS owner_role TEXT NOT NULL "
+        "DEFAULT current_user",
+        """
+        DO $migration$
+        DECLARE
+            rights TEXT := CASE WHEN (SELECT rolsuper OR rolbypassrls FROM pg_roles
+                                      WHERE rolname = current_user)
+                           THEN 'SECURITY DEFINER' ELSE 'SECURITY INVOKER' END;
+        BEGIN
+            EXECUTE format($create$
+                CREATE FUNCTION alp_words_matching(q tsquery)
+                RETURNS TABLE (rowid BIGINT, words tsvector)
+                LANGUAGE sql STABLE %s SET search_path FROM CURRENT
+                AS $body$
+                    SELECT w.rowid, w.words FROM search_words w
+                    WHERE w.words @@ q AND w.owner_role = session_user
+                $body$
+            $create$, rights);
+        END
+        $migration$
+        """,
+        "REVOKE ALL ON FUNCTION alp_words_matching(tsquery) FROM PUBLIC",
+        "GRANT EXECUTE ON FUNCTION alp_words_matching(tsquery) TO PUBLIC",
     ),
 }

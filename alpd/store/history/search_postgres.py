@@ -6,7 +6,10 @@ differ from SQLite's FTS5 ones in `alpd.store.history.search`.
   migration 30, so ranking a match does not fold its body again), the query's FTS5 literals
   as a `to_tsquery` (`tsquery_text`), best `ts_rank` first; the snippet is made here from the
   document as stored (`words_snippet`), the matched words marked as FTS5's `snippet()` marks
-  them (PostgreSQL's `ts_headline` would not mark `Đường` for `duong`).
+  them (PostgreSQL's `ts_headline` would not mark `Đường` for `duong`). The match is read
+  through `alp_words_matching` (migration 36): as a person, row-level security keeps the
+  non-LEAKPROOF `@@` out of the index, and the function matches with the admin's rights and
+  the person's filter written in.
 * `trigram`: every term a substring (`LIKE`, ILIKE once translated) of the CJK-like documents
   of `search_cjk`, through its pg_trgm GIN index; newest first, snippets as the LIKE search's.
 """
@@ -52,8 +55,8 @@ def _ranked_sql(filters: str, p: Params, expression: str, limit: int) -> str:
     return f"""
     WITH page AS (
         SELECT f.rowid AS doc, -ts_rank(f.words, {query}) AS score
-        FROM search_words f {HIT_JOINS.format(doc="f.rowid")}
-        WHERE f.words @@ {query} AND {filters}
+        FROM alp_words_matching({query}) f {HIT_JOINS.format(doc="f.rowid")}
+        WHERE {filters}
         ORDER BY score, f.rowid LIMIT {p("limit", limit)}
     )
     SELECT page.doc, page.score, s.body AS words_body, {HIT_COLUMNS}

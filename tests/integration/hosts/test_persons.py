@@ -130,6 +130,11 @@ def raw_sql_as_bob_reaches_nothing_of_alice(database: str, thread_id: str) -> No
             for table in owned
         }
         assert seen == {table: (owned[table][1], 0) for table in owned}
+        # the admin's match of words (migration 36) answers with bob's own rows only
+        matching = "SELECT count(*) FROM alp_words_matching(to_tsquery('simple', 'zebra'))"
+        assert bob.execute(matching).fetchone() == (1,)
+        with psycopg.connect(as_role(database, "alice"), autocommit=True) as alice:
+            assert alice.execute(matching).fetchone() == (3,)
         for statement in (
             f"UPDATE threads SET title = 'mine now' WHERE id = '{thread_id}'",
             f"DELETE FROM executions WHERE thread_id = '{thread_id}'",
