@@ -29,25 +29,12 @@ from alpd.store import channels
 from alpd.store.db import Tx
 from alpd.store.postgres.store import PostgresStore
 from alpd.testing.daemon import DaemonProcess
+from tests.integration.channels.telegram_setup import config, token_file
 
 pytestmark = pytest.mark.postgres
 
 #: the Telegram user (and chat) both persons pair: one person's phone, say, in two households
 USER = 4242
-
-#: `echo` answers with a line naming its execution (a chat turn runs the thread's last agent)
-TELEGRAM = """
-[agents.echo]
-runtime = "command"
-args = ["sh", "-c", "cat > /dev/null; echo ANSWER-$ALP_EXECUTION_ID"]
-
-[channels]
-per_minute = 600
-
-[channels.telegram]
-token_file = "{token_file}"
-api_url = "{api_url}"
-"""
 
 
 @pytest.fixture
@@ -63,10 +50,7 @@ def call(d: DaemonProcess, method: str, params: dict[str, Any]) -> dict[str, Any
 
 def telegram(base: Path, api: FakeBotApi) -> str:
     base.mkdir()
-    token = base / "telegram.token"
-    token.write_text(api.token + "\n")
-    token.chmod(0o600)
-    return TELEGRAM.format(token_file=token, api_url=api.url)
+    return config(token_file(base, api.token), api)
 
 
 def telegram_state(d: DaemonProcess) -> dict[str, Any]:
