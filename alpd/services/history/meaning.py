@@ -280,9 +280,10 @@ class MeaningIndex:
         self._ready = max(ready, key=lambda g: g.ready_at or "", default=None)
         if current is not None and current.ready_at is not None:
             self._ready = current
-        self._counts = await self.d.store.read(
-            partial(store.index_counts, generation=None if current is None else current.id)
-        )
+        if current is not None:  # with none, no count is shown (`state`)
+            self._counts = await self.d.store.read(
+                partial(store.index_counts, generation=current.id, known=self._counts)
+            )
 
     async def _finish(self) -> None:
         """Caught up: the generation is ready; the others are dropped, a batch at a time."""

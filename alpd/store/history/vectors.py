@@ -75,6 +75,9 @@ class IndexCounts:
     #: chunks at or below the generation's `embedded_through`
     embedded: int
     last_chunk: int
+    #: where the counts were taken: the cutter's cursor, the last history entry, the last
+    #: chunk and the generation's `embedded_through` (`index_counts`)
+    marks: tuple[int, int, int, int] = (0, 0, 0, 0)
 
 
 _GENERATION_COLUMNS: Final = (
@@ -125,27 +128,38 @@ def drop_generation(conn: BlockingTx, generation: int, limit: int) -> bool:
     return False
 
 
-def index_counts(conn: BlockingTx, generation: int | None) -> IndexCounts:
-    cursor = conn.execute("SELECT entry_id FROM search_index_cursor").fetchone()[0]
-    last_entry = conn.execute("SELECT coalesce(max(id), 0) FROM history_entries").fetchone()[0]
+def index_counts(
+    conn: BlockingTx, generation: int, known: IndexCounts | None = None
+) -> IndexCounts:
+    """The generation's counts; `known` as it is when nothing moved since it was taken.
+
+    Chunks are only written or deleted with the cutter's cursor moved (`write_units`), and a
+    generation's embedded count only changes with its `embedded_through`: with the four
+    marks equal (each one indexed look-up), the counts are too. Counting reads every row —
+    on PostgreSQL under row-level security every row's heap tuple — so an idle index, asked
+    every few seconds, must not count."""
+    cursor, last_entry, last_chunk, through = conn.execute(
+        "SELECT (SELECT entry_id FROM search_index_cursor), "
+        "(SELECT coalesce(max(id), 0) FROM history_entries), "
+        "(SELECT coalesce(max(id), 0) FROM search_chunks), "
+        "(SELECT coalesce(max(embedded_through), 0) FROM search_generations WHERE id = ?)",
+        (generation,),
+    ).fetchone()
+    marks = (int(cursor), int(last_entry), int(last_chunk), int(through))
+    if known is not None and known.marks == marks:
+        return known
     pending = (
         conn.execute("SELECT count(*) FROM history_entries WHERE id > ?", (cursor,)).fetchone()[0]
         if last_entry > cursor
         else 0
     )
-    chunks, last_chunk = conn.execute(
-        "SELECT count(*), coalesce(max(id), 0) FROM search_chunks"
-    ).fetchone()
-    embedded = 0
-    if generation is not None:
-        through = conn.execute(
-            "SELECT embedded_through FROM search_generations WHERE id = ?", (generation,)
-        ).fetchone()
-        if through is not None:
-            embedded = conn.execute(
-                "SELECT count(*) FROM search_chunks WHERE id <= ?", (through[0],)
-            ).fetchone()[0]
-    return IndexCounts(pending, chunks, embedded, last_chunk)
+    chunks = conn.execute("SELECT count(*) FROM search_chunks").fetchone()[0]
+    embedded = (
+        conn.execute("SELECT count(*) FROM search_chunks WHERE id <= ?", (through,)).fetchone()[0]
+        if through
+        else 0
+    )
+    return IndexCounts(pending, chunks, embedded, int(last_chunk), marks)
 
 
 # -- cutting entries into units ------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 from daemons import StartAlpd
 from polling import wait_for
 from store_access import raw_db
-from test_meaning_search import CONCEPTS, config_for, model_dir, ready, search
+from test_meaning_search import CONCEPTS, config_for, model_dir, ready, search, status_search
 from transcripts import Claude
 
 from alpd.testing.daemon import DaemonProcess
@@ -261,3 +261,60 @@ def test_the_filters_in_memory_give_what_the_sql_filter_gives(
             passing = chunk_facts.passing_rows(facts, uid, params)
             allowed = set(vector_hits.filtered_chunk_ids(conn, uid, params)) & set(ids)
             assert [ids[row] for row in passing] == sorted(allowed), params
+
+
+def db_counts(d: DaemonProcess) -> tuple[int, int, int]:
+    """(entries not cut yet, chunks, chunks embedded) counted in the database."""
+    with raw_db(d) as conn:
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM history_entries WHERE id > "
+            "(SELECT entry_id FROM search_index_cursor)), "
+            "(SELECT count(*) FROM search_chunks), "
+            "(SELECT count(*) FROM search_chunks WHERE id <= "
+            "(SELECT max(embedded_through) FROM search_generations))"
+        ).fetchone()
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def shown_counts(d: DaemonProcess) -> tuple[int, int, int]:
+    state = status_search(d)
+    return state.get("pendingEntries", 0), state.get("total", 0), state.get("embedded", 0)
+
+
+def test_the_counts_shown_follow_the_history_while_an_idle_index_counts_nothing_again(
+    start_alpd: StartAlpd, tmp_path: Path, work: Path
+) -> None:
+    """The builder keeps the counts it showed while nothing moved (the cursor, the last
+    entry and chunk, the embedded mark): they must still be the database's after a new
+    root's history is cut and embedded, and after a run grows in place."""
+    d = start_alpd(config_for(model_dir(tmp_path)))
+    thread_id = new_thread(d, work, "counts")
+    first = run_root(d, thread_id, work)
+    claude = Claude()
+    transcript = claude.prompt("what should the subscription look like?") + claude.reply(
+        f"{PRICING_RUN} {TAIL}"
+    )
+    give_history(d, thread_id, first, transcript, tmp_path)
+    synced(d, "subscription look like")
+    indexed(d)
+    wait_for(lambda: shown_counts(d) == db_counts(d), timeout=30, what="the counts shown")
+    _, chunks, _ = db_counts(d)
+
+    second = run_root(d, thread_id, work)
+    other = Claude()
+    give_history(
+        d, thread_id, second, other.prompt("deploy it") + other.reply("deployed to staging"),
+        tmp_path,
+    )  # fmt: skip
+    synced(d, "deployed to staging")
+    indexed(d)
+    wait_for(lambda: shown_counts(d) == db_counts(d), timeout=30, what="the new chunks shown")
+    assert db_counts(d)[1] > chunks
+
+    give_history(
+        d, thread_id, first, transcript + claude.reply("and the yearly plan is cheaper"),
+        tmp_path,
+    )  # fmt: skip
+    synced(d, "the yearly plan is cheaper")
+    indexed(d)
+    wait_for(lambda: shown_counts(d) == db_counts(d), timeout=30, what="the grown run shown")

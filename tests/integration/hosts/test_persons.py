@@ -40,6 +40,8 @@ from alpd.events import EventBus
 from alpd.services.context import Caller, Daemon
 from alpd.services.hosts.person import claim_person
 from alpd.services.threads.lifecycle import ThreadService
+from alpd.store.history.labels import recap_sql
+from alpd.store.postgres.dialect import translate
 from alpd.store.postgres.persons import OWNER_COLUMN, SHARED_TABLES
 from alpd.store.postgres.store import PostgresStore
 from alpd.testing.daemon import DaemonProcess, daemon_env
@@ -217,3 +219,23 @@ def test_a_person_name_that_is_not_the_role_is_refused(database: str, tmp_path: 
     assert "[person] name is 'carol' but alpd connects to the database as role 'bob'" in (
         done.stderr
     )
+
+
+def test_a_recap_reads_a_threads_entries_through_their_index_as_a_person(database: str) -> None:
+    """Under the policies a join condition calling a function that is not LEAKPROOF is never
+    an index condition; the recap's statement joins the entries on a plain column, so a
+    person's recap reads its thread's entries through `history_by_execution`, not the whole
+    history once per root (EXPLAIN with scans that read everything priced out: the plan
+    still reads every entry when the join calls json_extract)."""
+    statement = translate(recap_sql(newest=True))
+    with psycopg.connect(as_role(database, "alice"), autocommit=True) as alice:
+        alice.execute("SET enable_seqscan = off")
+        alice.execute("SET enable_bitmapscan = off")
+        plan = "\n".join(
+            row[0]
+            for row in alice.execute(
+                f"EXPLAIN {statement.sql}", {"p1": "thread_x", "p2": 0, "p3": 40}
+            )
+        )
+    assert "history_by_execution on history_entries" in plan, plan
+    assert "Index Cond: ((execution_id = " in plan, plan
