@@ -999,6 +999,11 @@ V35_EVENT_LOG: Final = (
 # admin (SECURITY DEFINER) with the person's filter written into it.
 V36_WORDS_MATCHING: Final[tuple[str, ...]] = ()
 
+# PostgreSQL only: CJK search through its trigram index as a person, as 36 does for words:
+# `LIKE` (`~~*` once translated) is not LEAKPROOF either, so a person's substring match read
+# every CJK document of theirs; `alp_cjk_matching` matches one pattern as the schema's admin.
+V37_CJK_MATCHING: Final[tuple[str, ...]] = ()
+
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V1_THREADS,
     V2_EXECUTIONS,
@@ -1036,6 +1041,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     V34_PERSON_KEYS,
     V35_EVENT_LOG,
     V36_WORDS_MATCHING,
+    V37_CJK_MATCHING,
 )
 
 LATEST_VERSION: Final = len(MIGRATIONS)
@@ -1136,5 +1142,33 @@ POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
         """,
         "REVOKE ALL ON FUNCTION alp_words_matching(tsquery) FROM PUBLIC",
         "GRANT EXECUTE ON FUNCTION alp_words_matching(tsquery) TO PUBLIC",
+    ),
+    # the admin's substring match of a person's CJK documents, on 36's terms: one pattern
+    # (the query's longest term, `alpd.store.history.search_postgres`) through the pg_trgm
+    # index; the other terms are filtered on what it returns, which is the person's alone
+    37: (
+        "ALTER TABLE search_cjk ADD COLUMN IF NOT EXISTS owner_role TEXT NOT NULL "
+        "DEFAULT current_user",
+        """
+        DO $migration$
+        DECLARE
+            rights TEXT := CASE WHEN (SELECT rolsuper OR rolbypassrls FROM pg_roles
+                                      WHERE rolname = current_user)
+                           THEN 'SECURITY DEFINER' ELSE 'SECURITY INVOKER' END;
+        BEGIN
+            EXECUTE format($create$
+                CREATE FUNCTION alp_cjk_matching(pattern TEXT)
+                RETURNS TABLE (rowid BIGINT, body TEXT)
+                LANGUAGE sql STABLE %s SET search_path FROM CURRENT
+                AS $body$
+                    SELECT c.rowid, c.body FROM search_cjk c
+                    WHERE c.body ILIKE pattern ESCAPE '\' AND c.owner_role = session_user
+                $body$
+            $create$, rights);
+        END
+        $migration$
+        """,
+        "REVOKE ALL ON FUNCTION alp_cjk_matching(TEXT) FROM PUBLIC",
+        "GRANT EXECUTE ON FUNCTION alp_cjk_matching(TEXT) TO PUBLIC",
     ),
 }

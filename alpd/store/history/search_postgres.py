@@ -12,6 +12,8 @@ differ from SQLite's FTS5 ones in `alpd.store.history.search`.
   the person's filter written in.
 * `trigram`: every term a substring (`LIKE`, ILIKE once translated) of the CJK-like documents
   of `search_cjk`, through its pg_trgm GIN index; newest first, snippets as the LIKE search's.
+  The longest term is matched through `alp_cjk_matching` (migration 37, as `@@` is through
+  36's: `LIKE` is not LEAKPROOF either), the others on the person's documents it returns.
 """
 
 from __future__ import annotations
@@ -154,13 +156,16 @@ def _trigram_sql(terms: tuple[str, ...], filters: str, p: Params, limit: int) ->
     """The trigram search on PostgreSQL: every term a substring of the document, through the
     pg_trgm GIN index of `search_cjk`; newest first, snippets made from the body
     (`like_snippet`), as the LIKE search's."""
-    likes = " AND ".join(
-        f"c.body LIKE {p(f'like{i}', like_pattern(term))} ESCAPE '\\'"
+    longest = max(range(len(terms)), key=lambda i: len(terms[i]))
+    likes = "".join(
+        f"c.body LIKE {p(f'like{i}', like_pattern(term))} ESCAPE '\\' AND "
         for i, term in enumerate(terms)
+        if i != longest
     )
+    matching = f"alp_cjk_matching({p('like', like_pattern(terms[longest]))})"
     return f"""
     SELECT c.rowid AS doc, 0.0 AS score, c.body AS body, {HIT_COLUMNS}
-    FROM search_cjk c {HIT_JOINS.format(doc="c.rowid")}
-    WHERE {likes} AND {filters}
+    FROM {matching} c {HIT_JOINS.format(doc="c.rowid")}
+    WHERE {likes}{filters}
     ORDER BY coalesce(h.ts, t.updated_at) DESC, c.rowid DESC LIMIT {p("limit", limit)}
     """

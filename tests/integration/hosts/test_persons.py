@@ -239,3 +239,24 @@ def test_a_recap_reads_a_threads_entries_through_their_index_as_a_person(databas
         )
     assert "history_by_execution on history_entries" in plan, plan
     assert "Index Cond: ((execution_id = " in plan, plan
+
+
+def test_the_admins_cjk_match_answers_each_person_with_their_own_documents(
+    database: str,
+) -> None:
+    """`alp_cjk_matching` (migration 37) matches with the admin's rights, through the
+    trigram index, and filters the person itself: each person's call finds their own
+    documents only, however many of another's match."""
+    for person, count in (("alice", 3), ("bob", 1)):
+        with psycopg.connect(as_role(database, person), autocommit=True) as conn:
+            for n in range(count):
+                conn.execute(
+                    "INSERT INTO search_cjk (rowid, body) VALUES (%s, %s)",
+                    (hash((person, n)) % 2**40, f"{person} 斑马线的计划 {n}"),
+                )
+    matching = "SELECT body FROM alp_cjk_matching(%s) ORDER BY body"
+    for person, count in (("alice", 3), ("bob", 1)):
+        with psycopg.connect(as_role(database, person), autocommit=True) as conn:
+            found = [row[0] for row in conn.execute(matching, ("%斑马线%",))]
+            assert found == [f"{person} 斑马线的计划 {n}" for n in range(count)]
+            assert conn.execute(matching, ("%没有%",)).fetchall() == []
