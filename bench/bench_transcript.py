@@ -2,8 +2,9 @@
 wheel.
 
 Each thread is made the way a person makes one from old work: a Claude session file of N
-entries (prompt, reply, and every fifth turn a tool call with its result) is imported
-(`history/import`) and adopted (`thread/adopt`); a push root (the `command` runtime) is
+entries (turns shaped as the many-sessions corpus's: a prompt, tool calls with their
+results, a reply; `session_file`) is imported (`history/import`) and adopted
+(`thread/adopt`); a push root (the `command` runtime) is
 added after it, so a page crosses roots and has events (a root marker, a delivery, a
 report) as well as entries. Sizes: ALP_BENCH_TRANSCRIPT_SIZES (default "1000,100000").
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import statistics
 import sys
@@ -56,6 +58,7 @@ from alpd.store.history.transcript import (
 from alpd.testing.daemon import DaemonProcess, running_daemon
 from bench import Result
 from bench.bench_cli import RAW_CLIENT, timed
+from bench.corpus import text_drawer
 from bench.install import installed
 
 SIZES = [int(x) for x in os.environ.get("ALP_BENCH_TRANSCRIPT_SIZES", "1000,100000").split(",")]
@@ -72,38 +75,41 @@ args = ["sh", "-c", "cat; echo done"]
 
 
 def session_file(directory: Path, entries: int) -> tuple[Path, str]:
-    """A Claude session of `entries` entries: prompt and reply turns, every fifth turn a
-    tool call and its result instead of the reply."""
+    """A Claude session of `entries` entries shaped as the many-sessions corpus's turns
+    (`bench/corpus.py`, the size of its median session's): a prompt of 30–800 characters,
+    0–6 tool calls (a command of 20–200, its output 100–1,600), a reply of 80–1,250."""
     session = str(uuid.uuid4())
     path = directory / f"{session}.jsonl"
+    rng = random.Random(entries)
+    text = text_drawer(entries)
     with path.open("w") as out:
         written = 0
         turn = 0
+
+        def line(record: dict[str, object]) -> None:
+            nonlocal written
+            out.write(json.dumps({**base, "uuid": str(uuid.uuid4()), **record}) + "\n")
+            written += 1
+
         while written < entries:
             turn += 1
             ts = f"2026-11-{1 + turn % 28:02d}T10:{turn % 60:02d}:00.000Z"
             base = {"sessionId": session, "timestamp": ts}
-            out.write(json.dumps({**base, "type": "user", "uuid": str(uuid.uuid4()),
-                "message": {"role": "user", "content": f"turn {turn}: check the build log"}})
-                + "\n")  # fmt: skip
-            written += 1
-            if turn % 5 == 0 and written + 2 <= entries:
-                call = f"toolu_{turn}"
-                out.write(json.dumps({**base, "type": "assistant", "uuid": str(uuid.uuid4()),
-                    "message": {"model": "claude-bench", "content": [{"type": "tool_use",
-                    "id": call, "name": "Bash", "input": {"command": f"make test {turn}"}}]}})
-                    + "\n")  # fmt: skip
-                out.write(json.dumps({**base, "type": "user", "uuid": str(uuid.uuid4()),
-                    "message": {"role": "user", "content": [{"type": "tool_result",
-                    "tool_use_id": call, "content": f"{turn} passed, 0 failed"}]}})
-                    + "\n")  # fmt: skip
-                written += 2
-            elif written < entries:
-                out.write(json.dumps({**base, "type": "assistant", "uuid": str(uuid.uuid4()),
-                    "message": {"model": "claude-bench", "content": [{"type": "text",
-                    "text": f"Turn {turn}: the build is green; the log shows nothing new."}]}})
-                    + "\n")  # fmt: skip
-                written += 1
+            line({"type": "user", "message": {"role": "user",
+                  "content": f"turn {turn}: {text(30, 800)}"}})  # fmt: skip
+            for call in range(rng.choice((0, 1, 1, 2, 3, 4, 6))):
+                if written + 3 > entries:
+                    break
+                call_id = f"toolu_{turn}_{call}"
+                line({"type": "assistant", "message": {"model": "claude-bench", "content": [
+                    {"type": "tool_use", "id": call_id, "name": "Bash",
+                     "input": {"command": text(20, 200)}}]}})  # fmt: skip
+                line({"type": "user", "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": call_id,
+                     "content": text(100, 1600)}]}})  # fmt: skip
+            if written < entries:
+                line({"type": "assistant", "message": {"model": "claude-bench", "content": [
+                    {"type": "text", "text": text(80, 1250)}]}})  # fmt: skip
     return path, session
 
 

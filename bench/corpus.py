@@ -38,6 +38,7 @@ __all__ = [
     "files_of",
     "large",
     "sessions",
+    "text_drawer",
     "total_bytes",
     "vocabulary",
 ]
@@ -81,6 +82,11 @@ class _Text:
         size = int(self.rng.lognormvariate(0, 1) * (low + high) / 4) % (high - low) + low
         start = self.rng.randrange(0, len(self.pool) - size - 1)
         return self.pool[start : start + size]
+
+
+def text_drawer(seed: int) -> _Text:
+    """`draw(low, high)`: a text of `low`–`high` characters (log-normal), as the corpora's."""
+    return _Text(random.Random(seed))
 
 
 # the large shape (few big files)

@@ -9,9 +9,16 @@ import pytest
 
 # Under CI=true a skipped e2e or needs_root test fails (tests/ci_gate.py).
 from ci_gate import pytest_runtest_makereport  # noqa: F401
+from hypothesis import HealthCheck, settings
 from postgres_cluster import Cluster, find_bin, running_cluster
 
 from alpd.testing.daemon import DaemonProcess, running_daemon
+
+# The machines the suite runs on are small and shared: how fast an example is generated or
+# run is the machine's load, not a property under test (speed belongs in bench/). No
+# per-example deadline, no health check failing a test for slow data generation.
+settings.register_profile("alp", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("alp")
 
 
 @pytest.fixture
