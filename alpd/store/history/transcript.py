@@ -33,11 +33,12 @@ Entries are read as plain tuples by position (`tuples`).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
+
+import msgspec
 
 from alpd.domain.history.transcript import (
     ENTRY_PHASE,
@@ -149,6 +150,9 @@ SELECT {_ENTRY_COLUMNS}, found.k AS for_entry FROM (
 """
 
 
+_ENCODE: Final = msgspec.json.Encoder().encode
+
+
 def halves_sql(rows: Sequence[Sequence[Any]]) -> list[tuple[str, list[object]]]:
     """The statement finding the other half of every tool call and result among `rows`
     (entry tuples, `_ENTRY_COLUMNS`), with its parameter; none when there is none."""
@@ -157,7 +161,7 @@ def halves_sql(rows: Sequence[Sequence[Any]]) -> list[tuple[str, list[object]]]:
         for row in rows
         if row[_CALL] is not None and row[_KIND] in ("tool_call", "tool_result")
     ]
-    return [(_HALVES, [json.dumps(asked)])] if asked else []
+    return [(_HALVES, [_ENCODE(asked).decode()])] if asked else []
 
 
 def tuples(conn: BlockingTx, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
