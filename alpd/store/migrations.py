@@ -1162,7 +1162,7 @@ POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
                 LANGUAGE sql STABLE %s SET search_path FROM CURRENT
                 AS $body$
                     SELECT c.rowid, c.body FROM search_cjk c
-                    WHERE c.body ILIKE pattern ESCAPE '\' AND c.owner_role = session_user
+                    WHERE c.body ILIKE pattern ESCAPE '\\' AND c.owner_role = session_user
                 $body$
             $create$, rights);
         END

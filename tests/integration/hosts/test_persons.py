@@ -41,6 +41,7 @@ from alpd.services.context import Caller, Daemon
 from alpd.services.hosts.person import claim_person
 from alpd.services.threads.lifecycle import ThreadService
 from alpd.store.history.labels import recap_sql
+from alpd.store.history.search import like_pattern
 from alpd.store.postgres.dialect import translate
 from alpd.store.postgres.persons import OWNER_COLUMN, SHARED_TABLES
 from alpd.store.postgres.store import PostgresStore
@@ -260,3 +261,9 @@ def test_the_admins_cjk_match_answers_each_person_with_their_own_documents(
             found = [row[0] for row in conn.execute(matching, ("%斑马线%",))]
             assert found == [f"{person} 斑马线的计划 {n}" for n in range(count)]
             assert conn.execute(matching, ("%没有%",)).fetchall() == []
+    # a pattern's escapes are the search's (`like_pattern`): `_` is itself, not any character
+    with psycopg.connect(as_role(database, "alice"), autocommit=True) as conn:
+        for rowid, body in ((1, "斑马_线"), (2, "斑马x线")):
+            conn.execute("INSERT INTO search_cjk (rowid, body) VALUES (%s, %s)", (rowid, body))
+        found = conn.execute(matching, (like_pattern("马_线"),)).fetchall()
+        assert found == [("斑马_线",)]
