@@ -281,12 +281,13 @@ def shown_counts(d: DaemonProcess) -> tuple[int, int, int]:
     return state.get("pendingEntries", 0), state.get("total", 0), state.get("embedded", 0)
 
 
-def test_the_counts_shown_follow_the_history_while_an_idle_index_counts_nothing_again(
+def test_the_counts_shown_follow_the_history_as_it_grows(
     start_alpd: StartAlpd, tmp_path: Path, work: Path
 ) -> None:
     """The builder keeps the counts it showed while nothing moved (the cursor, the last
-    entry and chunk, the embedded mark): they must still be the database's after a new
-    root's history is cut and embedded, and after a run grows in place."""
+    entry and chunk, the embedded mark) rather than counting again: they must still be the
+    database's after a new root's history is cut and embedded, and after a run grows in
+    place."""
     d = start_alpd(config_for(model_dir(tmp_path)))
     thread_id = new_thread(d, work, "counts")
     first = run_root(d, thread_id, work)
