@@ -1050,6 +1050,31 @@ LATEST_VERSION: Final = len(MIGRATIONS)
 #: the tables above as PostgreSQL spells them): no PostgreSQL database of an older alp exists.
 POSTGRES_BASELINE: Final = 25
 
+
+def _admin_match(signature: str, returns: str, body: str) -> str:
+    """The statement making a search function of the schema's admin (36, 37): `body` with
+    definer's rights where the migrating admin bypasses row-level security (a superuser, or
+    BYPASSRLS), so the index answers a match the policies would keep from it and the
+    person's filter is the body's own (`session_user`: the role the host connected as); an
+    admin bound by the policies makes the invoker's function (correct, no index)."""
+    return f"""
+        DO $migration$
+        DECLARE
+            rights TEXT := CASE WHEN (SELECT rolsuper OR rolbypassrls FROM pg_roles
+                                      WHERE rolname = current_user)
+                           THEN 'SECURITY DEFINER' ELSE 'SECURITY INVOKER' END;
+        BEGIN
+            EXECUTE format($create$
+                CREATE FUNCTION {signature}
+                RETURNS TABLE ({returns})
+                LANGUAGE sql STABLE %s SET search_path FROM CURRENT
+                AS $body$ {body} $body$
+            $create$, rights);
+        END
+        $migration$
+        """
+
+
 #: a migration after `POSTGRES_BASELINE` whose statements PostgreSQL cannot run as they are
 #: translated (`alpd.store.postgres.dialect.ddl`: tables, columns and indexes translate; a
 #: trigger, a virtual table, a PRAGMA or an INTEGER PRIMARY KEY does not), as PostgreSQL runs
@@ -1114,60 +1139,31 @@ POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
         )
         """,
     ),
-    # the admin's match of a person's words: definer's rights where the admin bypasses
-    # row-level security (a superuser, or BYPASSRLS), so the GIN index answers `@@` and the
-    # person's filter is the function's own (`session_user`: the role the host connected
-    # as); an admin bound by the policies gets the invoker's function (correct, no index)
+    # the admin's match of a person's words, through the GIN index that answers `@@`
     36: (
         "ALTER TABLE search_words ADD COLUMN IF NOT EXISTS owner_role TEXT NOT NULL "
         "DEFAULT current_user",
-        """
-        DO $migration$
-        DECLARE
-            rights TEXT := CASE WHEN (SELECT rolsuper OR rolbypassrls FROM pg_roles
-                                      WHERE rolname = current_user)
-                           THEN 'SECURITY DEFINER' ELSE 'SECURITY INVOKER' END;
-        BEGIN
-            EXECUTE format($create$
-                CREATE FUNCTION alp_words_matching(q tsquery)
-                RETURNS TABLE (rowid BIGINT, words tsvector)
-                LANGUAGE sql STABLE %s SET search_path FROM CURRENT
-                AS $body$
-                    SELECT w.rowid, w.words FROM search_words w
-                    WHERE w.words @@ q AND w.owner_role = session_user
-                $body$
-            $create$, rights);
-        END
-        $migration$
-        """,
+        _admin_match(
+            "alp_words_matching(q tsquery)",
+            "rowid BIGINT, words tsvector",
+            "SELECT w.rowid, w.words FROM search_words w "
+            "WHERE w.words @@ q AND w.owner_role = session_user",
+        ),
         "REVOKE ALL ON FUNCTION alp_words_matching(tsquery) FROM PUBLIC",
         "GRANT EXECUTE ON FUNCTION alp_words_matching(tsquery) TO PUBLIC",
     ),
-    # the admin's substring match of a person's CJK documents, on 36's terms: one pattern
-    # (the query's longest term, `alpd.store.history.search_postgres`) through the pg_trgm
-    # index; the other terms are filtered on what it returns, which is the person's alone
+    # the admin's substring match of a person's CJK documents: one pattern (the query's
+    # longest term, `alpd.store.history.search_postgres`) through the pg_trgm index; the
+    # other terms are filtered on what it returns, which is the person's alone
     37: (
         "ALTER TABLE search_cjk ADD COLUMN IF NOT EXISTS owner_role TEXT NOT NULL "
         "DEFAULT current_user",
-        """
-        DO $migration$
-        DECLARE
-            rights TEXT := CASE WHEN (SELECT rolsuper OR rolbypassrls FROM pg_roles
-                                      WHERE rolname = current_user)
-                           THEN 'SECURITY DEFINER' ELSE 'SECURITY INVOKER' END;
-        BEGIN
-            EXECUTE format($create$
-                CREATE FUNCTION alp_cjk_matching(pattern TEXT)
-                RETURNS TABLE (rowid BIGINT, body TEXT)
-                LANGUAGE sql STABLE %s SET search_path FROM CURRENT
-                AS $body$
-                    SELECT c.rowid, c.body FROM search_cjk c
-                    WHERE c.body ILIKE pattern ESCAPE '\\' AND c.owner_role = session_user
-                $body$
-            $create$, rights);
-        END
-        $migration$
-        """,
+        _admin_match(
+            "alp_cjk_matching(pattern TEXT)",
+            "rowid BIGINT, body TEXT",
+            "SELECT c.rowid, c.body FROM search_cjk c "
+            "WHERE c.body ILIKE pattern ESCAPE '\\' AND c.owner_role = session_user",
+        ),
         "REVOKE ALL ON FUNCTION alp_cjk_matching(TEXT) FROM PUBLIC",
         "GRANT EXECUTE ON FUNCTION alp_cjk_matching(TEXT) TO PUBLIC",
     ),

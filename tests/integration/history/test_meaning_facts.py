@@ -98,6 +98,22 @@ def indexed(d: DaemonProcess) -> None:
     wait_for(caught_up, timeout=60, what="the meaning index to catch up")
 
 
+def pricing_run(
+    d: DaemonProcess, thread_id: str, work: Path, base: Path
+) -> tuple[str, Claude, bytes]:
+    """A root whose run is two chunks (pricing words, then a tail about cats), copied and
+    indexed: the root, its transcript's writer and the transcript."""
+    root = run_root(d, thread_id, work)
+    claude = Claude()
+    transcript = claude.prompt("what should the subscription look like?") + claude.reply(
+        f"{PRICING_RUN} {TAIL}"
+    )
+    give_history(d, thread_id, root, transcript, base)
+    synced(d, "subscription look like")
+    indexed(d)
+    return root, claude, transcript
+
+
 def entries(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [hit for hit in result["hits"] if hit["source"] == "entry"]
 
@@ -112,14 +128,7 @@ def test_a_run_that_grows_after_the_matrix_was_loaded_is_found_as_it_is_now(
     and a keyword hit on the new reply is the run's hit, not a hit of its own."""
     d = start_alpd(config_for(model_dir(tmp_path)))
     thread_id = new_thread(d, work, "grows")
-    root = run_root(d, thread_id, work)
-    claude = Claude()
-    transcript = claude.prompt("what should the subscription look like?") + claude.reply(
-        f"{PRICING_RUN} {TAIL}"
-    )
-    give_history(d, thread_id, root, transcript, tmp_path)
-    synced(d, "subscription look like")
-    indexed(d)
+    root, claude, transcript = pricing_run(d, thread_id, work, tmp_path)
     before = search(d, "cats", mode="meaning")["hits"]  # loads the matrix and its facts
     assert TAIL in " ".join(before[0]["snippet"].split())
     with raw_db(d) as conn:
@@ -290,14 +299,7 @@ def test_the_counts_shown_follow_the_history_as_it_grows(
     place."""
     d = start_alpd(config_for(model_dir(tmp_path)))
     thread_id = new_thread(d, work, "counts")
-    first = run_root(d, thread_id, work)
-    claude = Claude()
-    transcript = claude.prompt("what should the subscription look like?") + claude.reply(
-        f"{PRICING_RUN} {TAIL}"
-    )
-    give_history(d, thread_id, first, transcript, tmp_path)
-    synced(d, "subscription look like")
-    indexed(d)
+    first, claude, transcript = pricing_run(d, thread_id, work, tmp_path)
     wait_for(lambda: shown_counts(d) == db_counts(d), timeout=30, what="the counts shown")
     _, chunks, _ = db_counts(d)
 
