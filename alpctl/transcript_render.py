@@ -11,6 +11,7 @@ call on one line (`⚙ name input → result`); markers dimmed. Colour comes fro
 from __future__ import annotations
 
 import json
+import re
 
 from alpctl.clock import local_time
 from protocol.runtime_output import event_of, one_line, runtime_error
@@ -25,6 +26,11 @@ if TYPE_CHECKING:
 TOOL_CHARS = 80
 
 _SPEAKERS = {"person": "you", "assistant": "assistant", "tool": "tool", "system": "system"}
+
+#: what textwrap would cut or drop other than at single spaces: whitespace but the space (any
+#: Unicode whitespace: textwrap drops a chunk that `str.strip` empties), a hyphen, two spaces,
+#: a space at either end
+_NOT_PLAIN = re.compile(r"[^\S ]|-|  |^ | $")
 
 
 def local_clock(iso: str | None) -> str:
@@ -43,6 +49,10 @@ def _block(head: str, text: str, width: int) -> str:
         if _fits(paragraph, lead, width):
             lines.append(lead + paragraph)  # what textwrap would make of it, at a tenth the cost
             continue
+        filled = _fill(paragraph, lead, indent, width)
+        if filled is not None:
+            lines.extend(filled)
+            continue
         import textwrap  # only for a line longer than the width (it imports `re`)
 
         wrapped = textwrap.wrap(
@@ -55,6 +65,25 @@ def _block(head: str, text: str, width: int) -> str:
         ) or [head.rstrip() if is_first else ""]
         lines.extend(wrapped)
     return "\n".join(lines)
+
+
+def _fill(paragraph: str, lead: str, indent: str, width: int) -> list[str] | None:
+    """textwrap's lines for a paragraph of words parted by single spaces, each word short
+    enough for any line: each line ends at the last space that leaves it within the width,
+    as textwrap's greedy fill ends it (a page of replies in a third of textwrap's time);
+    None for any other paragraph, which textwrap wraps."""
+    if not paragraph or _NOT_PLAIN.search(paragraph):
+        return None
+    if len(max(paragraph.split(" "), key=len)) > width - max(len(lead), len(indent)):
+        return None
+    lines: list[str] = []
+    prefix, start, size = lead, 0, len(paragraph)
+    while size - start > width - len(prefix):
+        cut = paragraph.rfind(" ", start, start + width - len(prefix) + 1)
+        lines.append(prefix + paragraph[start:cut])
+        prefix, start = indent, cut + 1
+    lines.append(prefix + paragraph[start:])
+    return lines
 
 
 def _fits(line: str, lead: str, width: int) -> bool:

@@ -91,7 +91,29 @@ def test_an_item_is_wrapped_to_the_width_with_speaker_and_local_time() -> None:
     width=st.integers(min_value=0, max_value=130),
 )
 def test_a_block_is_what_textwrap_makes_of_it(text: str, head: str, width: int) -> None:
-    """`_block`'s short cut for a line that fits gives textwrap's own lines."""
+    """`_block`'s short cuts (a line that fits, a paragraph of plain words filled) give
+    textwrap's own lines."""
+    assert_textwraps(text, head, width)
+
+
+@given(
+    text=st.lists(
+        st.lists(st.text(alphabet="abcdéxyz", min_size=1, max_size=14), max_size=40).map(" ".join),
+        min_size=1,
+        max_size=3,
+    ).map("\n".join),
+    head=st.sampled_from(["", "09:41 CET you  ", "10:02 CET assistant  ", " " * 18]),
+    width=st.integers(min_value=0, max_value=70),
+)
+def test_a_paragraph_of_words_is_filled_as_textwrap_fills_it(
+    text: str, head: str, width: int
+) -> None:
+    """Plain words parted by single spaces take `_block`'s own fill: the same lines as
+    textwrap's, whatever the width, the head and the words' lengths."""
+    assert_textwraps(text, head, width)
+
+
+def assert_textwraps(text: str, head: str, width: int) -> None:
     width_used = max(width, 20)
     indent = " " * min(len(head), max(width_used // 3, 4))
     expected: list[str] = []
