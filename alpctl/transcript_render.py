@@ -53,7 +53,7 @@ def _block(head: str, text: str, width: int) -> str:
         if filled is not None:
             lines.extend(filled)
             continue
-        import textwrap  # only for a line longer than the width (it imports `re`)
+        import textwrap  # only for a paragraph neither short cut takes
 
         wrapped = textwrap.wrap(
             paragraph,

@@ -1051,13 +1051,21 @@ LATEST_VERSION: Final = len(MIGRATIONS)
 POSTGRES_BASELINE: Final = 25
 
 
-def _admin_match(signature: str, returns: str, body: str) -> str:
-    """The statement making a search function of the schema's admin (36, 37): `body` with
-    definer's rights where the migrating admin bypasses row-level security (a superuser, or
-    BYPASSRLS), so the index answers a match the policies would keep from it and the
-    person's filter is the body's own (`session_user`: the role the host connected as); an
-    admin bound by the policies makes the invoker's function (correct, no index)."""
-    return f"""
+def _admin_match(
+    table: str, name: str, argument: tuple[str, str], returns: str, body: str
+) -> tuple[str, ...]:
+    """A search function of the schema's admin over `table` (36, 37), `name(argument)`:
+    `table` bound to its persons first (its `owner_role`, which `body` filters on), then
+    `body` with definer's rights where the migrating admin bypasses row-level security (a
+    superuser, or BYPASSRLS), so the index answers a match the policies would keep from it
+    and the person's filter is the body's own (`session_user`: the role the host connected
+    as); an admin bound by the policies makes the invoker's function (correct, no index).
+    Every person may call it."""
+    parameter, kind = argument
+    return (
+        f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS owner_role TEXT NOT NULL "
+        "DEFAULT current_user",
+        f"""
         DO $migration$
         DECLARE
             rights TEXT := CASE WHEN (SELECT rolsuper OR rolbypassrls FROM pg_roles
@@ -1065,14 +1073,17 @@ def _admin_match(signature: str, returns: str, body: str) -> str:
                            THEN 'SECURITY DEFINER' ELSE 'SECURITY INVOKER' END;
         BEGIN
             EXECUTE format($create$
-                CREATE FUNCTION {signature}
+                CREATE FUNCTION {name}({parameter} {kind})
                 RETURNS TABLE ({returns})
                 LANGUAGE sql STABLE %s SET search_path FROM CURRENT
                 AS $body$ {body} $body$
             $create$, rights);
         END
         $migration$
-        """
+        """,
+        f"REVOKE ALL ON FUNCTION {name}({kind}) FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION {name}({kind}) TO PUBLIC",
+    )
 
 
 #: a migration after `POSTGRES_BASELINE` whose statements PostgreSQL cannot run as they are
@@ -1140,31 +1151,23 @@ POSTGRES_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
         """,
     ),
     # the admin's match of a person's words, through the GIN index that answers `@@`
-    36: (
-        "ALTER TABLE search_words ADD COLUMN IF NOT EXISTS owner_role TEXT NOT NULL "
-        "DEFAULT current_user",
-        _admin_match(
-            "alp_words_matching(q tsquery)",
-            "rowid BIGINT, words tsvector",
-            "SELECT w.rowid, w.words FROM search_words w "
-            "WHERE w.words @@ q AND w.owner_role = session_user",
-        ),
-        "REVOKE ALL ON FUNCTION alp_words_matching(tsquery) FROM PUBLIC",
-        "GRANT EXECUTE ON FUNCTION alp_words_matching(tsquery) TO PUBLIC",
+    36: _admin_match(
+        "search_words",
+        "alp_words_matching",
+        ("q", "tsquery"),
+        "rowid BIGINT, words tsvector",
+        "SELECT w.rowid, w.words FROM search_words w "
+        "WHERE w.words @@ q AND w.owner_role = session_user",
     ),
     # the admin's substring match of a person's CJK documents: one pattern (the query's
     # longest term, `alpd.store.history.search_postgres`) through the pg_trgm index; the
     # other terms are filtered on what it returns, which is the person's alone
-    37: (
-        "ALTER TABLE search_cjk ADD COLUMN IF NOT EXISTS owner_role TEXT NOT NULL "
-        "DEFAULT current_user",
-        _admin_match(
-            "alp_cjk_matching(pattern TEXT)",
-            "rowid BIGINT, body TEXT",
-            "SELECT c.rowid, c.body FROM search_cjk c "
-            "WHERE c.body ILIKE pattern ESCAPE '\\' AND c.owner_role = session_user",
-        ),
-        "REVOKE ALL ON FUNCTION alp_cjk_matching(TEXT) FROM PUBLIC",
-        "GRANT EXECUTE ON FUNCTION alp_cjk_matching(TEXT) TO PUBLIC",
+    37: _admin_match(
+        "search_cjk",
+        "alp_cjk_matching",
+        ("pattern", "TEXT"),
+        "rowid BIGINT, body TEXT",
+        "SELECT c.rowid, c.body FROM search_cjk c "
+        "WHERE c.body ILIKE pattern ESCAPE '\\' AND c.owner_role = session_user",
     ),
 }
