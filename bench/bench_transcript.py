@@ -17,12 +17,17 @@ report) as well as entries. Sizes: ALP_BENCH_TRANSCRIPT_SIZES (default "1000,100
     entries; `fetchall` each, rows as alpd reads them: `sqlite3.Row` for roots and events,
     tuples for entries and halves), alternating which goes first. What the floor leaves
     out is all alpd does besides those statements: the socket and the client's JSON, the
-    dispatch, re-hashing every entry shown, building the items, encoding them.
+    dispatch, checking the entries shown against their digests, building the items,
+    encoding them. A view read again is the case measured: alpd keeps the pages it made
+    with the reads they were made from, and a read equal to a kept one gives its page
+    (`alpd.services.history.transcript`; the statements still run every time).
     Goal: p50 within 2× at every size.
     Printed beside it, for the cause of a miss: `daemon/ping`'s p50 (what any call costs:
-    the socket, the event loop, the client's JSON; the floor pays none of it), and the
-    store's `read_page` in this process (statements, re-hashing, rows) against its
-    statements alone.
+    the socket, the event loop, the client's JSON; the floor pays none of it), the store's
+    `read_page` and `page_rows` in this process (statements, digest checks, rows) against
+    its statements alone, and a page never read before: each call asks another `limit`
+    (`COLD_LIMITS`, more pages than alpd keeps), against the same statements with that
+    limit (no goal: what the first read of a page costs).
 (b) Flat: the first page's p50 at the largest size over its p50 at the smallest.
     Goal: ≤ 1.5 (a page reads about `limit` entries, not the thread).
 (c) `alp thread log THREAD --limit 200` (the whole command: start Python, connect, one call,
@@ -33,6 +38,7 @@ report) as well as entries. Sizes: ALP_BENCH_TRANSCRIPT_SIZES (default "1000,100
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -42,6 +48,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 
 from alpd.domain.history.transcript import END
@@ -52,6 +59,7 @@ from alpd.store.history.transcript import (
     _ROOTS,
     PageQuery,
     halves_sql,
+    page_rows,
     read_page,
     tuples,
 )
@@ -65,6 +73,8 @@ SIZES = [int(x) for x in os.environ.get("ALP_BENCH_TRANSCRIPT_SIZES", "1000,1000
 QUERIES = int(os.environ.get("ALP_BENCH_TRANSCRIPT_QUERIES", "400"))
 RUNS = int(os.environ.get("ALP_BENCH_TRANSCRIPT_RUNS", "15"))
 LIMIT = 100
+#: the limits asked in turn for pages never read before: more pages than alpd keeps
+COLD_LIMITS = range(LIMIT - 59, LIMIT + 1)
 LOG_ITEMS = 200
 
 CONFIG = """
@@ -137,12 +147,12 @@ def make_thread(d: DaemonProcess, base: Path, entries: int) -> str:
     return thread_id
 
 
-def first_page_sql(connection: sqlite3.Connection, thread_id: str) -> None:
+def first_page_sql(connection: sqlite3.Connection, thread_id: str, limit: int = LIMIT) -> None:
     """The statements `read_page` runs for the newest page, straight on SQLite (the entries
     and their halves as tuples, as `read_page` reads them)."""
     connection.execute(_OWNER, (thread_id,)).fetchone()
     roots = connection.execute(_ROOTS, (thread_id,)).fetchall()
-    want = LIMIT + 1
+    want = limit + 1
     connection.execute(_EVENTS_PAGE["before"], (thread_id, *END, None, None, want)).fetchall()
     rows: list[tuple[object, ...]] = []
     for root in reversed(roots):
@@ -151,14 +161,14 @@ def first_page_sql(connection: sqlite3.Connection, thread_id: str) -> None:
         )
         if len(rows) >= want:
             break
-    for statement in halves_sql(rows[:LIMIT]):
+    for statement in halves_sql(rows[:limit]):
         tuples(connection, *statement)
 
 
 def in_process(d: DaemonProcess, thread_id: str) -> tuple[float, float]:
-    """Median ms of the store's `read_page` (the statements, re-hashing every entry, the
-    rows) and of its statements alone, on one connection in this process: where alpd's
-    time goes before the socket."""
+    """Median ms of the store's `read_page` and `page_rows` (the statements, the digest
+    checks, the rows) and of its statements alone, on one connection in this process: where
+    alpd's time goes before the socket."""
     connection = sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True)
     connection.row_factory = sqlite3.Row
     query = PageQuery(thread_id=thread_id, uid=os.getuid(), direction="before", bound=END,
@@ -169,7 +179,7 @@ def in_process(d: DaemonProcess, thread_id: str) -> tuple[float, float]:
         for name in ("page", "sql") if turn % 2 else ("sql", "page"):
             started = time.perf_counter()
             if name == "page":
-                read_page(connection, query)
+                page_rows(read_page(connection, query))
             else:
                 first_page_sql(connection, thread_id)
             (page if name == "page" else sql).append((time.perf_counter() - started) * 1000)
@@ -177,9 +187,12 @@ def in_process(d: DaemonProcess, thread_id: str) -> tuple[float, float]:
     return statistics.median(page), statistics.median(sql)
 
 
-def latency(d: DaemonProcess, thread_id: str) -> tuple[list[float], list[float], list[float]]:
+def latency(
+    d: DaemonProcess, thread_id: str, limits: Iterable[int]
+) -> tuple[list[float], list[float], list[float]]:
     """Per-call ms of the first page through alpd, of its statements on SQLite, and of
-    `daemon/ping` (what any call costs: the socket, the loop, the client's JSON)."""
+    `daemon/ping` (what any call costs: the socket, the loop, the client's JSON); each turn
+    asks the next of `limits`."""
     direct = sqlite3.connect(f"file:{d.home / 'alp.db'}?mode=ro", uri=True)
     direct.row_factory = sqlite3.Row
     rpc_ms: list[float] = []
@@ -187,14 +200,14 @@ def latency(d: DaemonProcess, thread_id: str) -> tuple[list[float], list[float],
     ping_ms: list[float] = []
     with d.client() as client:
 
-        def through_alpd() -> float:
+        def through_alpd(limit: int) -> float:
             started = time.perf_counter()
-            client.call("thread/transcript", {"threadId": thread_id, "limit": LIMIT})
+            client.call("thread/transcript", {"threadId": thread_id, "limit": limit})
             return (time.perf_counter() - started) * 1000
 
-        def straight() -> float:
+        def straight(limit: int) -> float:
             started = time.perf_counter()
-            first_page_sql(direct, thread_id)
+            first_page_sql(direct, thread_id, limit)
             return (time.perf_counter() - started) * 1000
 
         def ping() -> float:
@@ -202,16 +215,19 @@ def latency(d: DaemonProcess, thread_id: str) -> tuple[list[float], list[float],
             client.call("daemon/ping", {})
             return (time.perf_counter() - started) * 1000
 
+        asked = iter(limits)
         for _ in range(20):
-            through_alpd()
-            straight()
+            limit = next(asked)
+            through_alpd(limit)
+            straight(limit)
         for turn in range(QUERIES):
+            limit = next(asked)
             if turn % 2:
-                sql_ms.append(straight())
-                rpc_ms.append(through_alpd())
+                sql_ms.append(straight(limit))
+                rpc_ms.append(through_alpd(limit))
             else:
-                rpc_ms.append(through_alpd())
-                sql_ms.append(straight())
+                rpc_ms.append(through_alpd(limit))
+                sql_ms.append(straight(limit))
             if turn % 4 == 0:
                 ping_ms.append(ping())
     direct.close()
@@ -255,7 +271,7 @@ def run() -> list[Result]:
         ) as d:
             threads = {size: make_thread(d, base, size) for size in sorted(SIZES)}
             for size, thread_id in threads.items():
-                rpc_ms, sql_ms, ping_ms = latency(d, thread_id)
+                rpc_ms, sql_ms, ping_ms = latency(d, thread_id, itertools.repeat(LIMIT))
                 for name, q in (("p50", 0.5), ("p99", 0.99)):
                     mine, floor = percentile(rpc_ms, q), percentile(sql_ms, q)
                     if name == "p50":
@@ -278,6 +294,18 @@ def run() -> list[Result]:
                         "ms",
                         None,
                         None,
+                        "",
+                    )
+                )
+                rpc_ms, sql_ms, _ = latency(d, thread_id, itertools.cycle(COLD_LIMITS))
+                results.append(
+                    Result(
+                        f"thread/transcript page never read before, p50 vs its statements, "
+                        f"{size:,} entries",
+                        percentile(rpc_ms, 0.5),
+                        "ms",
+                        percentile(sql_ms, 0.5),
+                        percentile(rpc_ms, 0.5) / percentile(sql_ms, 0.5),
                         "",
                     )
                 )

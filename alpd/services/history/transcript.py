@@ -1,9 +1,13 @@
 """`thread/transcript`: a thread's conversation, a page at a time, and its live items.
 
 A page is one unit of reads (`alpd.store.history.transcript.read_page`: the owner check,
-every bounded read, the digest check), run on the event loop's thread with no hop
-(`Store.read_inline`), and a pure build
-(`alpd.domain.history.transcript.build_page`). Live: after the history sync copies new
+every bounded read), run on the event loop's thread with no hop (`Store.read_inline`), then
+its digest checks (`page_rows`) and a pure build (`alpd.domain.history.transcript.build_page`).
+Those two are functions of the read alone, so a page is made once for a read: the pages made
+are kept (`PAGES_KEPT` characters of reads), each with the read it was made from, and a read
+equal to a kept one in every value — each column of each row, the digests among them — gives
+the kept page. The statements still run for every page; a view read again, or by several
+readers, costs them and one comparison. Live: after the history sync copies new
 entries of a root (every second while it runs, `alpd.background.history_sync`;
 `publish_after`), and after a report is written (`publish_report`), subscribers of
 `thread/transcript` get the new items. Items are built only when someone listens; a copy
@@ -26,25 +30,39 @@ from alpd.domain.history.transcript import (
     build_page,
     page_bound,
 )
+from alpd.domain.verified_reads import VerifiedReads
 from alpd.errors import InvalidArgument
 from alpd.services.context import Caller, Daemon
-from alpd.store.history.transcript import PageQuery, read_page
+from alpd.store.history.transcript import PageQuery, PageRead, page_rows, read_page, read_weight
 from alpd.store.history.transcript_live import RootPlace, root_of, root_place
 from protocol import jsonrpc
 from protocol import messages as m
 
-__all__ = ["LIVE_MAX_ITEMS", "TranscriptService"]
+__all__ = ["LIVE_MAX_ITEMS", "PAGES_KEPT", "TranscriptService"]
 
 #: items of one `thread/transcript` notification at most (a sync that copied more sends the
 #: newest; a reader pages back for the rest)
 LIVE_MAX_ITEMS: Final = 200
+#: characters of page reads kept with the pages made from them (`read_weight`): some twenty
+#: pages of a hundred items
+PAGES_KEPT: Final = 2 << 20
 
 log = structlog.get_logger("alpd.history")
+
+
+def _made(asked: tuple[PageRead, bool]) -> m.TranscriptResult:
+    read, full = asked
+    q = read.query
+    return build_page(q.thread_id, page_rows(read), q.direction, q.bound, q.limit, full=full)
 
 
 class TranscriptService:
     def __init__(self, daemon: Daemon) -> None:
         self.d = daemon
+        #: the pages made, by what was asked, with the read each was made from (shared by
+        #: every reader: a page is never changed once made)
+        self.pages: VerifiedReads[tuple[PageQuery, bool], tuple[PageRead, bool], m.TranscriptResult]
+        self.pages = VerifiedReads(_made, lambda asked: read_weight(asked[0]), PAGES_KEPT)
 
     async def page(self, caller: Caller, params: m.TranscriptParams) -> m.TranscriptResult:
         if not 1 <= params.limit <= m.TRANSCRIPT_MAX_LIMIT:
@@ -68,8 +86,8 @@ class TranscriptService:
         )
         # No hop: the page's reads are bounded (by indexes, LIMIT and `limit`), and the hop
         # to the reader's thread cost as much as they do (`Store.read_inline`).
-        rows = await self.d.store.read_inline(partial(read_page, query=query))
-        return build_page(params.thread_id, rows, direction, bound, params.limit, full=params.full)
+        read = await self.d.store.read_inline(partial(read_page, query=query))
+        return self.pages((query, params.full), (read, params.full))
 
     def listened(self, thread_id: str) -> bool:
         return self.d.events.wanted("thread/transcript", thread_id)
@@ -101,8 +119,8 @@ class TranscriptService:
             limit=LIVE_MAX_ITEMS,
             root=where.sequence,
         )
-        rows = await self.d.store.read(partial(read_page, query=query))
-        page = build_page(where.thread_id, rows, "after", query.bound, LIVE_MAX_ITEMS)
+        read = await self.d.store.read(partial(read_page, query=query))
+        page = build_page(where.thread_id, page_rows(read), "after", query.bound, LIVE_MAX_ITEMS)
         if not page.items:
             return
         note = m.TranscriptItems(thread_id=where.thread_id, items=page.items, roots=page.roots)

@@ -21,14 +21,16 @@ An entry stored as a copy (`copy_of`: a resumed session's earlier lines) is its 
 repetition and is left out; an adopted root (`origin.adoptedFrom`) reads the entries of the
 legacy execution it was adopted from.
 
-Every entry the page shows is checked against its digest (`check_entry_digest`), and only
-those: of the rows read (`limit + 1` per source), those past the page (`page_window`) are
-dropped first, a result shown inside its call is checked with the call, and a result hidden
-because its call shows it (or its call, found only to know that) is not. An entry read
-exactly as it was when last verified — every column read, its digest among them — is not
-hashed again (`alpd.store.history.verified_entries`): a page read again costs a comparison
-per entry; any change is hashed afresh and a mismatch is HISTORY_ENTRY_TAMPERED as before.
-Entries are read as plain tuples by position (`tuples`).
+`read_page` gives the page as read (`PageRead`: nothing checked yet; entries as plain tuples by
+position, `tuples`), and `page_rows` its rows. Every entry the page shows is checked against
+its digest there (`check_entry_digest`), and only those: of the rows read (`limit + 1` per
+source), those past the page (`page_window`) are dropped first, a result shown inside its
+call is checked with the call, and a result hidden because its call shows it (or its call,
+found only to know that) is not. An entry read exactly as it was when last verified — every
+column read, its digest among them — is not hashed again
+(`alpd.store.history.verified_entries`): any change is hashed afresh and a mismatch is
+HISTORY_ENTRY_TAMPERED as before. A page read equal to one already made into a page, in
+every value, makes the same page: `alpd.services.history.transcript` keeps the pages made.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
@@ -59,8 +61,11 @@ from alpd.store.threads.steps import labels_from, labels_sql
 
 __all__ = [
     "PageQuery",
+    "PageRead",
     "halves_sql",
+    "page_rows",
     "read_page",
+    "read_weight",
     "tuples",
 ]
 
@@ -255,11 +260,28 @@ _EVENTS_PAGE_POSTGRES: Final = {
 }
 
 
-def read_page(conn: BlockingTx, query: PageQuery) -> TranscriptRows:
-    """The rows of one page, on the reader's thread: THREAD_NOT_FOUND, PERMISSION_DENIED,
-    HISTORY_ENTRY_TAMPERED. Each source is read to `limit + 1` past the bound (so the page
-    is exact and says whether more lie beyond); of what was read, only the page's own rows
-    (`page_window`) become rows and are re-hashed."""
+class PageRead(NamedTuple):
+    """One page as the store read it, nothing checked yet: the page's own events and
+    entries (`page_window`), each entry with the other half of its tool call. Compared with
+    `==` value by value: two equal reads are the same page (`page_rows`, then
+    `build_page`, are functions of the read alone)."""
+
+    query: PageQuery
+    roots: list[RootRow]
+    events: list[EventRow]
+    #: the page's entries as read (`_ENTRY_COLUMNS`), each with its key
+    entries: list[tuple[Key, tuple[Any, ...]]]
+    #: the other halves of the page's tool calls and results as read (`_HALVES`)
+    halves: list[tuple[Any, ...]]
+    #: more lay past the page
+    more: bool
+
+
+def read_page(conn: BlockingTx, query: PageQuery) -> PageRead:
+    """One page's reads, on the reader's thread: THREAD_NOT_FOUND, PERMISSION_DENIED. Each
+    source is read to `limit + 1` past the bound (so the page is exact and says whether
+    more lie beyond); of what was read, only the page's own rows (`page_window`) are kept,
+    and the halves of their tool calls looked up."""
     _check_owner(conn, query.thread_id, query.uid)
     roots = [_root(row) for row in conn.execute(_ROOTS, (query.thread_id,))]
     want = query.limit + 1
@@ -274,16 +296,40 @@ def read_page(conn: BlockingTx, query: PageQuery) -> TranscriptRows:
     ]
     found = _entries(conn, query, roots, want)
     kept, beyond = page_window(
-        [*(e.key for e in events), *(key for key, _, _ in found)],
+        [*(e.key for e in events), *(key for key, _ in found)],
         query.direction, query.bound, query.limit,
     )  # fmt: skip
-    entries = _checked(conn, [(key, root, row) for key, root, row in found if key in kept])
-    return TranscriptRows(
+    entries = [(key, row) for key, row in found if key in kept]
+    halves: list[tuple[Any, ...]] = []
+    for statement in halves_sql([row for _, row in entries]):
+        halves += tuples(conn, *statement)
+    return PageRead(
+        query=query,
         roots=roots,
         events=[event for event in events if event.key in kept],
         entries=entries,
+        halves=halves,
         more=beyond,
     )
+
+
+def page_rows(read: PageRead) -> TranscriptRows:
+    """The rows of a page read, each entry shown checked against its digest:
+    HISTORY_ENTRY_TAMPERED."""
+    return TranscriptRows(
+        roots=read.roots, events=read.events, entries=_checked(read), more=read.more
+    )
+
+
+def read_weight(read: PageRead) -> int:
+    """About how many characters a page read holds (its entries' and halves' texts, and 256
+    a row besides): what keeping it costs."""
+    weight = 256 * (len(read.entries) + len(read.halves) + len(read.events))
+    for _, row in read.entries:
+        weight += len(row[_TEXT] or "") + len(row[_TOOL_INPUT] or "") + len(row[_TAIL] or "")
+    for row in read.halves:
+        weight += len(row[_TEXT] or "") + len(row[_TOOL_INPUT] or "") + len(row[_TAIL] or "")
+    return weight
 
 
 _OWNER: Final = "SELECT owner_uid FROM threads WHERE id = ?"
@@ -299,7 +345,7 @@ def _check_owner(conn: BlockingTx, thread_id: str, uid: int) -> None:
         raise PermissionDenied(f"thread {thread_id} belongs to another user", threadId=thread_id)
 
 
-Found = tuple[Key, RootRow, tuple[Any, ...]]
+Found = tuple[Key, tuple[Any, ...]]
 
 
 def _entries(
@@ -331,24 +377,22 @@ def _entries(
             conn, _ENTRIES[query.direction], (root.reads, edge, query.since, want - len(found))
         )
         sequence = root.sequence
-        found.extend(((sequence, ENTRY_PHASE, row[_ID]), root, row) for row in got)
+        found.extend(((sequence, ENTRY_PHASE, row[_ID]), row) for row in got)
         if len(found) >= want:
             break
     return found
 
 
-def _checked(conn: BlockingTx, page: list[Found]) -> list[EntryRow]:
+def _checked(read: PageRead) -> list[EntryRow]:
     """The page's entries with their tool halves, each entry shown checked against its
     digest: an entry, and a result shown inside its call. Not checked, as not shown: a
     result whose call holds it (the call shows it, from the half read for the call), and a
     result's call. (An entry checked twice, a result two calls share, costs a comparison.)"""
-    halves: dict[int, tuple[Any, ...]] = {}
-    for statement in halves_sql([row for _, _, row in page]):
-        for found_half in tuples(conn, *statement):
-            halves[found_half[_FOR_ENTRY]] = found_half
+    halves = {half[_FOR_ENTRY]: half for half in read.halves}
+    root_ids = {root.sequence: root.id for root in read.roots}
     verified = VERIFIED_ENTRIES
     entries: list[EntryRow] = []
-    for key, root, row in page:
+    for key, row in read.entries:
         entry_id = row[_ID]
         half = halves.get(entry_id) if halves else None
         other: ToolHalf | None = None
@@ -362,7 +406,7 @@ def _checked(conn: BlockingTx, page: list[Found]) -> list[EntryRow]:
             other = ToolHalf(half[_ID], "", False)
         entries.append(
             EntryRow(
-                key, root.id, row[_EXECUTION], row[_ROLE], row[_KIND], row[_TEXT],
+                key, root_ids[key[0]], row[_EXECUTION], row[_ROLE], row[_KIND], row[_TEXT],
                 row[_TOOL_NAME], row[_TOOL_INPUT], row[_TAIL], bool(row[_ERROR]), row[_CALL],
                 row[_TS], row[_MODEL], other,
             )

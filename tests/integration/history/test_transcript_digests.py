@@ -3,21 +3,33 @@ entry edited in the database outside alpd is HISTORY_ENTRY_TAMPERED on the pages
 it (a tool result shown inside its call included), and does not stop the pages that do not
 (a result hidden because its call, on the page before, shows it). alpd remembers the entries
 it verified with every column it read: every edit below comes after the entry was shown
-(and so remembered), and a change to any column it reads is caught on the next page."""
+(and so remembered), and a change to any column it reads is caught on the next page. A page
+read again unchanged is the page made before (`TranscriptService.pages`), and any change
+read makes a new one."""
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import uuid
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import anyio
+import msgspec
 import pytest
 
 from alpctl.client import RpcError
+from alpd.clock import Clock
+from alpd.errors import HistoryEntryTampered
+from alpd.events import EventBus
+from alpd.services.context import Caller, Daemon
+from alpd.services.history.transcript import TranscriptService
+from alpd.store.db import Store
 from alpd.testing.daemon import DaemonProcess
+from protocol import messages as m
 
 SESSION = "11111111-2222-4333-8444-555555555555"
 
@@ -132,6 +144,46 @@ def test_an_entry_shown_before_is_caught_when_any_column_it_reads_changes(
     assert tampered(d, tid, 2)  # a failure is not remembered
     assert edit(d, f"UPDATE history_entries SET {column} = ? {where}", (before,)) == 1
     assert not tampered(d, tid, 2)
+
+
+def test_a_page_read_again_unchanged_is_the_page_made_before(
+    d: DaemonProcess, tmp_path: Path
+) -> None:
+    session(tmp_path / "sessions")
+    d.call("history/import", {"runtime": "claude", "path": str(tmp_path / "sessions")})
+    adopted = d.call("thread/adopt", {"sessionId": SESSION})
+    assert isinstance(adopted, dict)
+    tid = str(adopted["threadId"])
+    caller = Caller(uid=os.getuid(), gid=os.getgid(), pid=os.getpid())
+    newest = m.TranscriptParams(thread_id=tid, limit=5)
+    whole = msgspec.structs.replace(newest, full=True)
+
+    async def read(service: TranscriptService, params: m.TranscriptParams) -> m.TranscriptResult:
+        return await service.page(caller, params)
+
+    async def main() -> None:
+        store = await Store.open(d.home / "alp.db")
+        try:
+            service = TranscriptService(
+                Daemon(store=store, events=EventBus(), clock=Clock(), uid=os.getuid())
+            )
+            first = await read(service, newest)
+            assert await read(service, newest) is first
+            assert await read(service, whole) is not first  # another page asked
+            assert await read(service, whole) == first  # (nothing here is long)
+            assert d.call("thread/clear", {"threadId": tid})
+            cleared = await read(service, newest)
+            assert cleared is not first
+            assert cleared.items[-1].type == "clear"
+            assert [i.labels for i in cleared.items if i.entry_id] == [["before-clear"]] * 3
+            assert await read(service, newest) is cleared
+            edit(d, "UPDATE history_entries SET model = 'another' WHERE text = 'reply 3'", ())
+            with pytest.raises(HistoryEntryTampered):
+                await read(service, newest)
+        finally:
+            await store.close()
+
+    anyio.run(main)
 
 
 def test_a_page_of_a_thread_with_no_entries_is_not_checked_at_all(d: DaemonProcess) -> None:
