@@ -322,9 +322,11 @@ def page_rows(read: PageRead) -> TranscriptRows:
 
 
 def read_weight(read: PageRead) -> int:
-    """About how many characters a page read holds (its entries' and halves' texts, and 256
-    a row besides): what keeping it costs."""
+    """About how many characters a page read holds (its texts, and 256 a row besides): what
+    keeping it costs."""
     weight = 256 * (len(read.entries) + len(read.halves) + len(read.events))
+    for event in read.events:
+        weight += len(event.text or "") + len(event.envelope or "")
     for _, row in read.entries:
         weight += len(row[_TEXT] or "") + len(row[_TOOL_INPUT] or "") + len(row[_TAIL] or "")
     for row in read.halves:
