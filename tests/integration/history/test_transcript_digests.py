@@ -87,6 +87,15 @@ def tamper(d: DaemonProcess, text: str) -> None:
     assert changed == 1, text
 
 
+def adopted_thread(d: DaemonProcess, tmp_path: Path) -> str:
+    """The session (`session`) imported and adopted: its thread's id."""
+    session(tmp_path / "sessions")
+    d.call("history/import", {"runtime": "claude", "path": str(tmp_path / "sessions")})
+    adopted = d.call("thread/adopt", {"sessionId": SESSION})
+    assert isinstance(adopted, dict)
+    return str(adopted["threadId"])
+
+
 def tampered(d: DaemonProcess, tid: str, limit: int) -> bool:
     try:
         page(d, tid, limit)
@@ -97,11 +106,7 @@ def tampered(d: DaemonProcess, tid: str, limit: int) -> bool:
 
 
 def test_only_the_entries_a_page_shows_are_re_hashed(d: DaemonProcess, tmp_path: Path) -> None:
-    session(tmp_path / "sessions")
-    d.call("history/import", {"runtime": "claude", "path": str(tmp_path / "sessions")})
-    adopted = d.call("thread/adopt", {"sessionId": SESSION})
-    assert isinstance(adopted, dict)
-    tid = str(adopted["threadId"])
+    tid = adopted_thread(d, tmp_path)
     newest4 = page(d, tid, 4)
     assert [i.get("text") for i in newest4] == ["reply 2", "turn 3", "reply 3"]  # result hidden
     five = page(d, tid, 5)
@@ -127,11 +132,7 @@ def test_only_the_entries_a_page_shows_are_re_hashed(d: DaemonProcess, tmp_path:
 def test_an_entry_shown_before_is_caught_when_any_column_it_reads_changes(
     d: DaemonProcess, tmp_path: Path, column: str, value: str
 ) -> None:
-    session(tmp_path / "sessions")
-    d.call("history/import", {"runtime": "claude", "path": str(tmp_path / "sessions")})
-    adopted = d.call("thread/adopt", {"sessionId": SESSION})
-    assert isinstance(adopted, dict)
-    tid = str(adopted["threadId"])
+    tid = adopted_thread(d, tmp_path)
     for _ in range(3):
         assert page(d, tid, 2)[-1]["text"] == "reply 3"
     with closing(sqlite3.connect(d.home / "alp.db")) as conn:
@@ -149,11 +150,7 @@ def test_an_entry_shown_before_is_caught_when_any_column_it_reads_changes(
 def test_a_page_read_again_unchanged_is_the_page_made_before(
     d: DaemonProcess, tmp_path: Path
 ) -> None:
-    session(tmp_path / "sessions")
-    d.call("history/import", {"runtime": "claude", "path": str(tmp_path / "sessions")})
-    adopted = d.call("thread/adopt", {"sessionId": SESSION})
-    assert isinstance(adopted, dict)
-    tid = str(adopted["threadId"])
+    tid = adopted_thread(d, tmp_path)
     caller = Caller(uid=os.getuid(), gid=os.getgid(), pid=os.getpid())
     newest = m.TranscriptParams(thread_id=tid, limit=5)
     whole = msgspec.structs.replace(newest, full=True)
