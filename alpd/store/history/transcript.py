@@ -33,6 +33,9 @@ HISTORY_ENTRY_TAMPERED as before. A page read equal to one already made into a p
 every value, makes the same page: `alpd.services.history.transcript` keeps the pages made.
 """
 
+# long: a page's statements and the code reading their rows by position, in one module,
+# because the column positions (`_AT`, `_FOR_ENTRY`) are the statements' and change with them.
+
 from __future__ import annotations
 
 import sqlite3
