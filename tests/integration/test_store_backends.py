@@ -15,7 +15,7 @@ from postgres_cluster import PERSON, Cluster, admin_url, as_role
 
 from alpd.store.db import DatabaseTooNew, DatabaseUnavailable, Store, open_store
 from alpd.store.migrations import LATEST_VERSION
-from alpd.store.postgres.connection import UnitSuspended
+from alpd.store.postgres.connection import IDLE_IN_TRANSACTION_SECONDS, UnitSuspended
 from alpd.store.postgres.persons import (
     OWNER_COLUMN,
     POLICY,
@@ -184,6 +184,55 @@ def test_write_units_of_two_hosts_on_one_database_never_interleave(url: str) -> 
                     tg.start_soon(second.write, bump)
             row = await second.fetchone("SELECT revision FROM threads WHERE id = 't'")
             assert row is not None and row[0] == 81
+        finally:
+            await first.close()
+            await second.close()
+
+    anyio.run(main)
+
+
+def test_a_host_suspended_inside_a_write_stops_the_others_writes_only_for_a_while(
+    url: str,
+) -> None:
+    """Host A's write unit takes the write lock and then waits on A (as an alpd stopped by
+    SIGSTOP, or a closed laptop, mid-write): the server ends A's session after
+    IDLE_IN_TRANSACTION_SECONDS, so host B's write goes through then; A, resumed, finds its
+    unit failed and nothing of it committed. Without the limit B's write waits as long as A
+    sleeps."""
+
+    async def main() -> None:
+        first, second = await PostgresStore.connect(url), await PostgresStore.connect(url)
+        held = anyio.Event()
+        try:
+
+            async def suspended(tx: Any) -> None:
+                await tx.execute(_THREAD, ("held",))
+                held.set()
+                await anyio.sleep(IDLE_IN_TRANSACTION_SECONDS + 3)
+                await tx.execute(_THREAD, ("late",))
+
+            async def other(tx: Any) -> None:
+                await tx.execute(_THREAD, ("other",))
+
+            failed: list[str] = []
+
+            async def resumed() -> None:
+                try:
+                    await first.write(suspended)
+                except sqlite3.DatabaseError as exc:
+                    failed.append(str(exc))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(resumed)
+                await held.wait()
+                started = anyio.current_time()
+                with anyio.fail_after(IDLE_IN_TRANSACTION_SECONDS + 10):
+                    await second.write(other)
+                waited = anyio.current_time() - started
+            assert waited >= IDLE_IN_TRANSACTION_SECONDS - 1
+            assert len(failed) == 1 and "idle-in-transaction" in failed[0]
+            rows = await second.fetchall("SELECT id FROM threads ORDER BY id")
+            assert [row[0] for row in rows] == ["other"]
         finally:
             await first.close()
             await second.close()
