@@ -15,7 +15,7 @@ from postgres_cluster import PERSON, Cluster, admin_url, as_role
 
 from alpd.store.db import DatabaseTooNew, DatabaseUnavailable, Store, open_store
 from alpd.store.migrations import LATEST_VERSION
-from alpd.store.postgres.connection import IDLE_IN_TRANSACTION_SECONDS, UnitSuspended
+from alpd.store.postgres.connection import UnitSuspended
 from alpd.store.postgres.persons import (
     OWNER_COLUMN,
     POLICY,
@@ -23,7 +23,7 @@ from alpd.store.postgres.persons import (
     bind_tables,
     unbound_tables,
 )
-from alpd.store.postgres.store import WRITE_LOCK, PostgresStore
+from alpd.store.postgres.store import IDLE_IN_WRITE_SECONDS, WRITE_LOCK, PostgresStore
 
 pytestmark = pytest.mark.postgres
 
@@ -196,7 +196,7 @@ def test_a_host_suspended_inside_a_write_stops_the_others_writes_only_for_a_whil
 ) -> None:
     """Host A's write unit takes the write lock and then waits on A (as an alpd stopped by
     SIGSTOP, or a closed laptop, mid-write): the server ends A's session after
-    IDLE_IN_TRANSACTION_SECONDS, so host B's write goes through then; A, resumed, finds its
+    IDLE_IN_WRITE_SECONDS, so host B's write goes through then; A, resumed, finds its
     unit failed and nothing of it committed. Without the limit B's write waits as long as A
     sleeps."""
 
@@ -208,7 +208,7 @@ def test_a_host_suspended_inside_a_write_stops_the_others_writes_only_for_a_whil
             async def suspended(tx: Any) -> None:
                 await tx.execute(_THREAD, ("held",))
                 held.set()
-                await anyio.sleep(IDLE_IN_TRANSACTION_SECONDS + 3)
+                await anyio.sleep(IDLE_IN_WRITE_SECONDS + 3)
                 await tx.execute(_THREAD, ("late",))
 
             async def other(tx: Any) -> None:
@@ -226,10 +226,10 @@ def test_a_host_suspended_inside_a_write_stops_the_others_writes_only_for_a_whil
                 tg.start_soon(resumed)
                 await held.wait()
                 started = anyio.current_time()
-                with anyio.fail_after(IDLE_IN_TRANSACTION_SECONDS + 10):
+                with anyio.fail_after(IDLE_IN_WRITE_SECONDS + 10):
                     await second.write(other)
                 waited = anyio.current_time() - started
-            assert waited >= IDLE_IN_TRANSACTION_SECONDS - 1
+            assert waited >= IDLE_IN_WRITE_SECONDS - 1
             assert len(failed) == 1 and "idle-in-transaction" in failed[0]
             rows = await second.fetchall("SELECT id FROM threads ORDER BY id")
             assert [row[0] for row in rows] == ["other"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Sequence
 from decimal import Decimal
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import psycopg
@@ -110,23 +110,10 @@ class _NumericAsNumber(Loader):
         return int(value) if value == value.to_integral_value() else float(value)
 
 
-#: seconds a transaction of alpd's may wait on alpd between two statements before the server
-#: ends its session. Every write takes one lock shared by all hosts (`WRITE_LOCK`): an alpd
-#: suspended inside a write (a laptop's lid closed, SIGSTOP) would otherwise hold it, and stop
-#: every other host's writes, lease renewals and take-overs included, for as long as it sleeps.
-#: A write unit waits on alpd for milliseconds; a resumed alpd finds that write failed (its
-#: session gone) and its lease taken.
-IDLE_IN_TRANSACTION_SECONDS: Final = 10
-
-
 def configure(conn: psycopg.Connection[Any]) -> None:
-    """What every connection of the store gets (the pool's `configure`): the adapters, and
-    the idle-in-transaction limit (`IDLE_IN_TRANSACTION_SECONDS`)."""
+    """The adapters every connection of the store gets (the pool's `configure`)."""
     conn.adapters.register_dumper(bool, _BoolAsInt)
     conn.adapters.register_loader("numeric", _NumericAsNumber)
-    conn.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'")
-    if not conn.autocommit:
-        conn.commit()
 
 
 def _translated_error(exc: psycopg.Error) -> sqlite3.Error:

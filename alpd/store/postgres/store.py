@@ -53,7 +53,7 @@ from alpd.store.postgres.dialect import ddl
 from alpd.store.postgres.persons import bind_tables
 from alpd.store.postgres.schema import BASELINE
 
-__all__ = ["WRITE_LOCK", "PostgresStore", "postgres_migration", "redacted"]
+__all__ = ["IDLE_IN_WRITE_SECONDS", "WRITE_LOCK", "PostgresStore", "postgres_migration", "redacted"]
 
 T = TypeVar("T")
 
@@ -61,6 +61,14 @@ log = structlog.get_logger("alpd.store")
 
 #: the key of the transaction-level advisory lock every write transaction takes ("alp\0w")
 WRITE_LOCK: Final = 0x616C7000_77
+#: seconds a write transaction may wait on alpd between two statements before the server ends
+#: its session (`idle_in_transaction_session_timeout`, set for the transaction only, as the
+#: lock is, so it holds behind a transaction pooler too). An alpd suspended inside a write (a
+#: laptop's lid closed, SIGSTOP) would otherwise hold `WRITE_LOCK`, and stop every other
+#: host's writes, lease renewals and take-overs included, for as long as it sleeps. A write
+#: unit waits on alpd for milliseconds; a resumed alpd finds that write failed and its lease
+#: taken.
+IDLE_IN_WRITE_SECONDS: Final = 10
 #: connections of one alpd: its writer, and readers beside it
 POOL_SIZE: Final = 4
 #: how long a unit waits for a connection before the database counts as unavailable
@@ -261,7 +269,11 @@ def _disk_full(exc: BaseException) -> bool:
 
 
 def _begin_write(conn: psycopg.Connection[Any]) -> None:
-    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+    conn.execute(
+        "SELECT set_config('idle_in_transaction_session_timeout', %s, true), "
+        "pg_advisory_xact_lock(%s)",
+        (f"{IDLE_IN_WRITE_SECONDS}s", WRITE_LOCK),
+    )
 
 
 def _roll_back(conn: psycopg.Connection[Any]) -> None:
