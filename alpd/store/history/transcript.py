@@ -330,9 +330,7 @@ def read_weight(read: PageRead) -> int:
     weight = 256 * (len(read.entries) + len(read.halves) + len(read.events))
     for event in read.events:
         weight += len(event.text or "") + len(event.envelope or "")
-    for _, row in read.entries:
-        weight += len(row[_TEXT] or "") + len(row[_TOOL_INPUT] or "") + len(row[_TAIL] or "")
-    for row in read.halves:
+    for row in [*(row for _, row in read.entries), *read.halves]:
         weight += len(row[_TEXT] or "") + len(row[_TOOL_INPUT] or "") + len(row[_TAIL] or "")
     return weight
 
